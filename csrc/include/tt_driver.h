@@ -1,0 +1,98 @@
+/* tt_driver.h — the driver interface: what the runtime needs from a device, as a vtable plus a context.
+ *
+ * A driver owns device memory (opaque tt_buffer handles), copies bytes between host and device, compiles IR
+ * programs into executables and runs them. The runtime holds drivers only through tt_driver; nothing above a
+ * driver ever dereferences device memory. Shaped after PJRT and ggml-backend: struct_size first, functions only
+ * ever appended, optional members may be NULL (the default behaviour is stated beside each).
+ *
+ *   tt_driver *d = tt_host_driver_create(2);          // two virtual devices
+ *   tt_buffer *buf = NULL;
+ *   d->iface.buffer_alloc(d->ctx, 0, 64, &buf);
+ *   d->iface.write(d->ctx, buf, 0, host_src, 64);
+ *   tt_executable *exe = NULL;
+ *   d->iface.compile(d->ctx, program, &exe);
+ *   d->iface.execute(d->ctx, 0, exe, args, n_args, outs, n_outs);
+ *   d->iface.executable_free(d->ctx, exe);
+ *   d->iface.buffer_free(d->ctx, buf);
+ *   tt_driver_destroy(d);
+ */
+#ifndef TT_DRIVER_H
+#define TT_DRIVER_H
+
+#include "tt_core.h"
+#include "tt_ir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tt_buffer tt_buffer;         /* driver-defined device allocation */
+typedef struct tt_executable tt_executable; /* driver-defined compiled program */
+
+/* One argument or result of an execution.
+ * Tensor: a strided view into a buffer (shape and dtype come from the program's parameter/output type;
+ *         offset and strides are in elements). Results may be strided views too (in-place writes); a driver
+ *         must compute every result before writing any, since results may alias arguments.
+ * Scalar: the value of a SCALAR_PARAMETER (i for integer/bool dtypes, f for floats). */
+typedef struct tt_exec_arg {
+    tt_buffer *buffer;                /* NULL for a scalar */
+    int64_t offset;
+    int64_t strides[TT_MAX_RANK];
+    int64_t i;
+    double f;
+} tt_exec_arg;
+
+typedef struct tt_driver_memory_stats {
+    size_t bytes_in_use;
+    size_t bytes_limit; /* 0 = unlimited */
+} tt_driver_memory_stats;
+
+typedef struct tt_driver_i {
+    size_t struct_size; /* sizeof(tt_driver_i) of the driver's build */
+    const char *name;   /* "host", "pjrt" */
+    int32_t version;
+
+    int (*device_count)(void *ctx);
+    /* Allocation. An allocation over the device's limit is TT_STATUS_OUT_OF_MEMORY. nbytes may be 0. */
+    tt_status (*buffer_alloc)(void *ctx, int device, size_t nbytes, tt_buffer **out);
+    void (*buffer_free)(void *ctx, tt_buffer *buf); /* accepts NULL */
+    /* An address that identifies the buffer for PyTorch's DataPtr. The host driver returns real host memory;
+     * other drivers return any unique non-NULL token. Never dereferenced above the driver. */
+    void *(*buffer_address)(void *ctx, tt_buffer *buf);
+    /* Synchronous byte copies. */
+    tt_status (*write)(void *ctx, tt_buffer *dst, size_t dst_offset, const void *src, size_t nbytes);
+    tt_status (*read)(void *ctx, tt_buffer *src, size_t src_offset, void *dst, size_t nbytes);
+    tt_status (*copy)(void *ctx, tt_buffer *dst, size_t dst_offset, tt_buffer *src, size_t src_offset,
+                      size_t nbytes); /* may cross devices of one driver */
+    /* Compilation. The executable may keep a reference to the program (tt_ir_program_retain). */
+    tt_status (*compile)(void *ctx, tt_ir_program *program, tt_executable **out);
+    void (*executable_free)(void *ctx, tt_executable *exe); /* accepts NULL */
+    /* Runs exe on device with args (one per program parameter, in order) and results (one per program
+     * output). Synchronous from the caller's view: buffers are final when it returns. */
+    tt_status (*execute)(void *ctx, int device, tt_executable *exe, const tt_exec_arg *args, int32_t n_args,
+                         const tt_exec_arg *results, int32_t n_results);
+    /* Optional: may NULL. Whether the driver can run this op (default: every op). */
+    bool (*supports_op)(void *ctx, tt_ir_op op, tt_dtype dtype);
+    tt_status (*memory_stats)(void *ctx, int device, tt_driver_memory_stats *out); /* optional */
+    void (*destroy)(void *ctx);
+} tt_driver_i;
+
+typedef struct tt_driver {
+    tt_driver_i iface;
+    void *ctx;
+} tt_driver;
+
+void tt_driver_destroy(tt_driver *d); /* calls iface.destroy and frees d; accepts NULL */
+
+/* The embedded host driver: n_devices virtual devices sharing this CPU; memory_limit bytes per device (0 = none).
+ * Returns NULL on out of memory. Kernels dispatch on CPU features at run time. */
+tt_driver *tt_host_driver_create(int n_devices, size_t memory_limit);
+/* Number of worker threads the host driver uses (the thread pool is process-wide). */
+int tt_host_num_threads(void);
+/* CPU features found at run time, e.g. "avx512bf16 avx512f avx2" (borrowed, static). */
+const char *tt_host_cpu_features(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TT_DRIVER_H */

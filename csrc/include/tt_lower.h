@@ -1,0 +1,147 @@
+/* tt_lower.h — lowerings: one C function per ATen op (functional form) that builds IR for it.
+ *
+ * A lowering receives the op's arguments in schema order as tt_arg (tensors are already IR values, usually
+ * parameters) and writes one IR value per tensor result into outs. It never allocates device memory and never
+ * runs anything. In-place (add_) and out= (add.out) variants are not lowered separately: the shim runs the
+ * functional lowering and writes the result into the target tensor (converting dtype, resizing out=).
+ *
+ * Lowerings are found by name in one table, keyed "aten::<name>.<overload>" ("aten::relu" when the overload is
+ * empty). Each op family file (csrc/lower/<family>.c) defines its table:
+ *
+ *   static tt_status tt_lower_neg(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs,
+ *                                 tt_ir_value *outs, int32_t nouts) {
+ *       (void)nargs; (void)nouts;
+ *       outs[0] = tt_ir_unary(ctx->b, TT_OP_NEGATE, args[0].value);
+ *       return tt_ir_builder_status(ctx->b);
+ *   }
+ *   const tt_lower_entry tt_lower_table_elementwise[] = {
+ *       {"aten::neg", tt_lower_neg},
+ *       {NULL, NULL},
+ *   };
+ *
+ * Returning TT_STATUS_UNSUPPORTED (e.g. for a dtype the lowering does not handle) makes the shim use PyTorch's
+ * decomposition or the CPU fallback instead; other failures become Python exceptions.
+ */
+#ifndef TT_LOWER_H
+#define TT_LOWER_H
+
+#include "tt_core.h"
+#include "tt_ir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tt_arg_kind {
+    TT_ARG_NONE = 0, /* None for an optional argument */
+    TT_ARG_TENSOR,   /* .value (IR value); .wrapped_number if it came from a Python number */
+    TT_ARG_TENSORS,  /* .n values in .values; an entry is TT_IR_NONE for None in List[Optional[Tensor]] */
+    TT_ARG_SCALAR,   /* at::Scalar: .dtype is TT_I64, TT_F64 or TT_BOOL and the value is in .i / .f / .b */
+    TT_ARG_INT,      /* .i (also SymInt) */
+    TT_ARG_INTS,     /* .n ints in .ints (int[], SymInt[]) */
+    TT_ARG_FLOAT,    /* .f */
+    TT_ARG_BOOL,     /* .b */
+    TT_ARG_BOOLS,    /* .n bools in .ints (0/1) */
+    TT_ARG_DTYPE,    /* .dtype (ScalarType) */
+    TT_ARG_STRING,   /* .s */
+    TT_ARG_OTHER     /* anything else (layout, device, memory_format, generator): ignore */
+} tt_arg_kind;
+
+typedef struct tt_arg {
+    tt_arg_kind kind;
+    tt_ir_value value;
+    bool wrapped_number;
+    tt_dtype dtype;
+    int64_t i;
+    double f;
+    bool b;
+    int32_t n;
+    const int64_t *ints;
+    const tt_ir_value *values;
+    const char *s;
+} tt_arg;
+
+/* A host value bound to a SCALAR_PARAMETER at launch. */
+typedef struct tt_lower_scalar {
+    int32_t param_index;
+    tt_dtype dtype;
+    int64_t i;
+    double f;
+} tt_lower_scalar;
+
+#define TT_LOWER_MAX_SCALARS 64
+
+typedef struct tt_lower_ctx {
+    tt_ir_builder *b;          /* borrowed */
+    int device;
+    tt_precision precision;    /* matmul/conv precision in force */
+    /* Scalar parameters created by tt_lower_scalar_param, to be bound at launch (filled by the helpers). */
+    int32_t n_scalars;
+    tt_lower_scalar scalars[TT_LOWER_MAX_SCALARS];
+    /* RNG: reserves count numbers on the device's generator (set by the shim; may be NULL in tests, then seed 0). */
+    void (*rng_reserve)(void *user, int device, uint64_t count, uint64_t *seed, uint64_t *offset);
+    void *rng_user;
+} tt_lower_ctx;
+
+typedef tt_status (*tt_lower_fn)(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                 int32_t nouts);
+
+typedef struct tt_lower_entry {
+    const char *name; /* "aten::add.Tensor" */
+    tt_lower_fn fn;
+} tt_lower_entry;
+
+/* The lowering for name, or NULL. Name lookups are hashed; safe from any thread after the first call. */
+tt_lower_fn tt_lower_find(const char *name);
+/* Calls fn(ctx, i, name) for every registered lowering name (for coverage reports). */
+void tt_lower_foreach(void (*fn)(void *user, const char *name), void *user);
+int32_t tt_lower_count(void);
+
+/* ---- helpers every lowering uses (csrc/lower/lower_util.c) ---- */
+
+/* PyTorch type promotion over the tensor and scalar arguments among args[0..n) (others are ignored):
+ * dim>0 tensors outrank 0-dim tensors, which outrank wrapped numbers and scalars, unless a lower category has a
+ * higher kind (bool < integer < floating). Scalars that are floats promote to the default dtype (f32). */
+tt_dtype tt_lower_result_type(const tt_arg *args, int32_t n);
+/* Like above over an explicit list of argument indices. */
+tt_dtype tt_lower_result_type_of(const tt_arg *args, int32_t n_idx, const int32_t *idx);
+
+/* Numpy broadcasting of two shapes; TT_STATUS_INVALID_ARGUMENT with PyTorch's message if incompatible. */
+tt_status tt_lower_broadcast_shapes(int32_t ra, const int64_t *da, int32_t rb, const int64_t *db, int32_t *rank,
+                                    int64_t *dims);
+/* x converted to dtype and broadcast (numpy rules) to the shape; returns x itself when nothing changes. */
+tt_ir_value tt_lower_to(tt_lower_ctx *ctx, tt_ir_value x, tt_dtype dt, int32_t rank, const int64_t *dims);
+/* A 0-d constant (structural: part of the program). */
+tt_ir_value tt_lower_const(tt_lower_ctx *ctx, tt_dtype dt, double v);
+/* A constant broadcast to a shape. */
+tt_ir_value tt_lower_full(tt_lower_ctx *ctx, tt_dtype dt, int32_t rank, const int64_t *dims, double v);
+/* A 0-d scalar parameter holding a host value (not part of the program's hash); i used for int/bool dtypes. */
+tt_ir_value tt_lower_scalar_param(tt_lower_ctx *ctx, tt_dtype dt, int64_t i, double f);
+/* The IR value of a TENSOR or SCALAR argument, as dtype dt (a scalar becomes a scalar parameter). */
+tt_ir_value tt_lower_arg(tt_lower_ctx *ctx, const tt_arg *a, tt_dtype dt);
+/* Numeric value of a SCALAR / INT / FLOAT / BOOL argument as double. */
+double tt_lower_arg_double(const tt_arg *a);
+/* dim in [-rank, rank) -> [0, rank); an out-of-range dim records TT_STATUS_INDEX in the builder and returns 0.
+ * rank 0 accepts -1 and 0. */
+int64_t tt_lower_wrap_dim(tt_lower_ctx *ctx, int64_t dim, int32_t rank);
+/* Random numbers: seed and offset as i64 scalar parameters for count numbers (reserved on the generator). */
+void tt_lower_rng(tt_lower_ctx *ctx, uint64_t count, tt_ir_value *seed, tt_ir_value *offset);
+/* Shape of an IR value (borrowed). */
+const tt_ir_type *tt_lower_type(tt_lower_ctx *ctx, tt_ir_value v);
+
+/* Family tables (each file under csrc/lower/ defines one; terminated by {NULL, NULL}). */
+extern const tt_lower_entry tt_lower_table_elementwise[];
+extern const tt_lower_entry tt_lower_table_reduce[];
+extern const tt_lower_entry tt_lower_table_shape[];
+extern const tt_lower_entry tt_lower_table_matmul[];
+extern const tt_lower_entry tt_lower_table_conv[];
+extern const tt_lower_entry tt_lower_table_index[];
+extern const tt_lower_entry tt_lower_table_nn[];
+extern const tt_lower_entry tt_lower_table_random[];
+extern const tt_lower_entry tt_lower_table_sort[];
+extern const tt_lower_entry tt_lower_table_creation[];
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TT_LOWER_H */

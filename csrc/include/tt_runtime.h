@@ -1,0 +1,134 @@
+/* tt_runtime.h — storages, devices and their streams, the eager modes, the compile cache, RNG state, metrics.
+ *
+ * The runtime sits between the shim and a driver. It owns:
+ *   - storages: reference-counted device buffers (the shim's DataPtr context is a tt_rt_storage *);
+ *   - one stream per device: in DEBUG mode a launch runs at once on the calling thread and returns its error;
+ *     in STRICT mode it is queued for the device's worker thread and the caller returns at once; an error in a
+ *     queued launch is kept and returned (naming the op) by the next sync on that device;
+ *   - the compile cache: program structure -> executable, shared by every mode and front door;
+ *   - per-device RNG state (seed, offset) for counter-based random ops;
+ *   - metrics.
+ *
+ *   tt_rt_init();                                          // idempotent; reads TORCHTPU_* environment vars
+ *   tt_rt_storage *s = NULL;
+ *   tt_rt_storage_create(0, 16, &s);                       // 4 floats on tpu:0
+ *   tt_rt_write(s, 0, host, 16);                           // queued in strict mode (host data copied)
+ *   tt_rt_arg in = {.kind = TT_RT_ARG_TENSOR, .tensor = {s, 0, ...}};
+ *   tt_rt_launch(0, program, &in, 1, &out_view, 1, "aten::neg");
+ *   tt_rt_read(s, 0, host, 16);                            // a sync point: waits, reports queued errors
+ *   tt_rt_storage_release(s);
+ */
+#ifndef TT_RUNTIME_H
+#define TT_RUNTIME_H
+
+#include "tt_core.h"
+#include "tt_driver.h"
+#include "tt_ir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tt_rt_eager_mode { TT_EAGER_DEBUG = 0, TT_EAGER_STRICT = 1, TT_EAGER_FUSED = 2, TT_EAGER_MODE_COUNT } tt_rt_eager_mode;
+
+/* Starts the runtime once per process (later calls return TT_OK). Reads:
+ *   TORCHTPU_HOST_DEVICES (default 1), TORCHTPU_HOST_MEMORY_LIMIT (bytes per device, default unlimited),
+ *   TORCHTPU_EAGER_MODE ("debug" | "strict"), TPU_LAUNCH_BLOCKING=1 (= debug). */
+tt_status tt_rt_init(void);
+int tt_rt_device_count(void);
+const char *tt_rt_driver_name(void);
+
+/* ---- storages ---- */
+typedef struct tt_rt_storage tt_rt_storage;
+/* Allocates nbytes on device (refcount 1). Over the memory limit: TT_STATUS_OUT_OF_MEMORY with the figures. */
+tt_status tt_rt_storage_create(int device, size_t nbytes, tt_rt_storage **out);
+void tt_rt_storage_retain(tt_rt_storage *s);
+void tt_rt_storage_release(tt_rt_storage *s); /* frees at zero (after queued work that uses it); accepts NULL */
+void *tt_rt_storage_address(const tt_rt_storage *s); /* the driver's buffer address (for DataPtr); never dereference */
+size_t tt_rt_storage_nbytes(const tt_rt_storage *s);
+int tt_rt_storage_device(const tt_rt_storage *s);
+
+/* A strided view of a storage (offset and strides in elements). */
+typedef struct tt_rt_tensor {
+    tt_rt_storage *storage; /* borrowed */
+    int64_t offset;
+    tt_dtype dtype;
+    int32_t rank;
+    int64_t dims[TT_MAX_RANK];
+    int64_t strides[TT_MAX_RANK];
+} tt_rt_tensor;
+
+typedef enum tt_rt_arg_kind { TT_RT_ARG_TENSOR = 0, TT_RT_ARG_SCALAR } tt_rt_arg_kind;
+typedef struct tt_rt_arg {
+    tt_rt_arg_kind kind;
+    tt_rt_tensor tensor; /* TENSOR */
+    int64_t i;           /* SCALAR of an integer or bool dtype */
+    double f;            /* SCALAR of a float dtype */
+} tt_rt_arg;
+
+/* ---- execution ---- */
+/* Runs program on device: args[i] feeds parameter i; results[j] receives output j (strided views; they may alias
+ * args). Takes the executable from the cache or compiles it. DEBUG: runs now, returns its status. STRICT:
+ * retains program and storages, queues, returns TT_OK; a failure is reported at the next sync naming op_name.
+ * op_name is borrowed for the call only. */
+tt_status tt_rt_launch(int device, tt_ir_program *program, const tt_rt_arg *args, int32_t n_args,
+                       const tt_rt_tensor *results, int32_t n_results, const char *op_name);
+/* Waits for everything queued on device (-1: all devices). Returns the first error of a queued launch since the
+ * last sync (and clears it); the message names the op. */
+tt_status tt_rt_synchronize(int device);
+/* Host <-> device bytes. read is a sync point. write queues behind earlier work (host data is copied first). */
+tt_status tt_rt_read(tt_rt_storage *src, size_t offset, void *dst, size_t nbytes);
+tt_status tt_rt_write(tt_rt_storage *dst, size_t offset, const void *src, size_t nbytes);
+/* Device -> device bytes (any two devices); ordered after queued work on both. */
+tt_status tt_rt_copy(tt_rt_storage *dst, size_t dst_offset, tt_rt_storage *src, size_t src_offset, size_t nbytes);
+
+/* ---- eager mode ---- */
+tt_status tt_rt_set_eager_mode(tt_rt_eager_mode mode); /* syncs first; FUSED is TT_STATUS_UNSUPPORTED for now */
+tt_rt_eager_mode tt_rt_get_eager_mode(void);
+const char *tt_rt_eager_mode_name(tt_rt_eager_mode mode); /* "debug", "strict", "fused" */
+
+/* ---- RNG (counter-based: element k of a draw uses (seed, offset + k)) ---- */
+void tt_rt_manual_seed(int device, uint64_t seed);  /* resets the offset */
+uint64_t tt_rt_initial_seed(int device);
+/* Reserves count numbers: *seed and *offset are what the random op should use. */
+void tt_rt_rng_reserve(int device, uint64_t count, uint64_t *seed, uint64_t *offset);
+void tt_rt_rng_get_state(int device, uint64_t *seed, uint64_t *offset);
+void tt_rt_rng_set_state(int device, uint64_t seed, uint64_t offset);
+
+/* ---- memory ---- */
+typedef struct tt_rt_memory_stats {
+    size_t allocated;      /* bytes in live storages */
+    size_t peak_allocated; /* since start or reset_peak */
+    size_t reserved;       /* bytes held from the driver (equal to allocated: no caching yet) */
+    size_t limit;          /* 0 = none */
+    int64_t n_allocs;
+} tt_rt_memory_stats;
+tt_status tt_rt_memory_stats_get(int device, tt_rt_memory_stats *out);
+void tt_rt_memory_reset_peak(int device);
+void tt_rt_empty_cache(int device);
+
+/* ---- compile cache ---- */
+void tt_rt_cache_clear(void);
+int64_t tt_rt_cache_size(void);
+
+/* ---- metrics (process-wide counters) ---- */
+typedef struct tt_rt_metrics {
+    int64_t ops[TT_EAGER_MODE_COUNT]; /* launches by eager mode */
+    int64_t compiles;
+    int64_t cache_hits;
+    int64_t bytes_to_device;
+    int64_t bytes_to_host;
+    int64_t peak_bytes;               /* max over devices of peak_allocated */
+    int64_t syncs;
+    double compile_seconds;
+} tt_rt_metrics;
+void tt_rt_metrics_get(tt_rt_metrics *out);
+void tt_rt_metrics_reset(void);
+
+/* Shuts down worker threads and frees the driver (tests; the extension never calls it). */
+void tt_rt_shutdown(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TT_RUNTIME_H */
