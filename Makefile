@@ -6,38 +6,39 @@ CC     ?= cc
 CORE_SRCS := $(shell find csrc -name '*.c' -not -path 'csrc/aten/*' | sort)
 CORE_HDRS := $(wildcard csrc/include/*.h) $(shell find csrc -name '*.h' -not -path 'csrc/include/*')
 CTESTS    := $(sort $(wildcard ctests/test_*.c))
+BUILD     ?= build
 
 CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -pthread -Icsrc/include
 CFLAGS_REL    := $(CFLAGS_COMMON) -O2 -fPIC -fvisibility=hidden
 CFLAGS_SAN    := $(CFLAGS_COMMON) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
-REL_OBJS := $(patsubst csrc/%.c,build/rel/%.o,$(CORE_SRCS))
-SAN_OBJS := $(patsubst csrc/%.c,build/san/%.o,$(CORE_SRCS))
+REL_OBJS := $(patsubst csrc/%.c,$(BUILD)/rel/%.o,$(CORE_SRCS))
+SAN_OBJS := $(patsubst csrc/%.c,$(BUILD)/san/%.o,$(CORE_SRCS))
 
 .PHONY: all corelib ctest deps install test demo bench clean
 
 all: corelib
 
 # The C core as a static library, linked into the Python extension by setup.py.
-corelib: build/libttcore.a
-build/libttcore.a: $(REL_OBJS)
+corelib: $(BUILD)/libttcore.a
+$(BUILD)/libttcore.a: $(REL_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
-build/rel/%.o: csrc/%.c $(CORE_HDRS)
+$(BUILD)/rel/%.o: csrc/%.c $(CORE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_REL) -c $< -o $@
 
 # The C core alone, no PyTorch, under AddressSanitizer and UndefinedBehaviorSanitizer.
-build/san/%.o: csrc/%.c $(CORE_HDRS)
+$(BUILD)/san/%.o: csrc/%.c $(CORE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_SAN) -c $< -o $@
-build/san/libttcore.a: $(SAN_OBJS)
+$(BUILD)/san/libttcore.a: $(SAN_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
-build/ctests/%: ctests/%.c ctests/tt_test.h build/san/libttcore.a
+$(BUILD)/ctests/%: ctests/%.c ctests/tt_test.h $(BUILD)/san/libttcore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_SAN) -Ictests $< build/san/libttcore.a -lm -o $@
-ctest: $(patsubst ctests/%.c,build/ctests/%,$(CTESTS))
+	$(CC) $(CFLAGS_SAN) -Ictests $< $(BUILD)/san/libttcore.a -lm -o $@
+ctest: $(patsubst ctests/%.c,$(BUILD)/ctests/%,$(CTESTS))
 	@set -e; for t in $^; do echo "== $$t"; ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./$$t; done
 
 # Python side: torch pinned so nothing pulls another build; the extension is built against it.

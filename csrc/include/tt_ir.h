@@ -144,7 +144,7 @@ const char *tt_ir_op_name(tt_ir_op op);      /* "ADD" */
 const char *tt_ir_op_hlo_name(tt_ir_op op);  /* "stablehlo.add" */
 int tt_ir_op_arity(tt_ir_op op);             /* -1 for variadic */
 
-typedef enum tt_ir_compare { TT_CMP_EQ, TT_CMP_NE, TT_CMP_LT, TT_CMP_LE, TT_CMP_GT, TT_CMP_GE } tt_ir_compare;
+typedef enum tt_ir_compare { TT_CMP_EQ, TT_CMP_NE, TT_CMP_LT, TT_CMP_LE, TT_CMP_GT, TT_CMP_GE } tt_ir_cmp;
 
 /* Reduction kinds, also used for scatter's update combiner (TT_REDUCE_NONE = replace), cumulative and
  * reduce_window. For bool, ADD means or, MUL means and. */
@@ -166,7 +166,7 @@ typedef union tt_ir_attrs {
     struct { int64_t index; } parameter;                       /* position among all parameters */
     struct { int64_t offset, size; } constant;                 /* bytes in the program's constant pool, row-major */
     struct { int64_t dim; } iota;
-    struct { tt_ir_compare dir; } compare;
+    struct { tt_ir_cmp dir; } compare;
     struct { tt_ir_dims dims; } broadcast;                     /* operand dim i -> result dim dims[i] */
     struct { tt_ir_dims perm; } transpose;
     struct { tt_ir_dims start, limit, stride; } slice;
@@ -278,7 +278,7 @@ tt_ir_value tt_ir_rng_uniform(tt_ir_builder *b, tt_dtype dt, int32_t rank, const
 /* ---- elementwise ---- */
 tt_ir_value tt_ir_unary(tt_ir_builder *b, tt_ir_op op, tt_ir_value x);
 tt_ir_value tt_ir_binary(tt_ir_builder *b, tt_ir_op op, tt_ir_value x, tt_ir_value y);
-tt_ir_value tt_ir_compare(tt_ir_builder *b, tt_ir_compare dir, tt_ir_value x, tt_ir_value y);
+tt_ir_value tt_ir_compare(tt_ir_builder *b, tt_ir_cmp dir, tt_ir_value x, tt_ir_value y);
 tt_ir_value tt_ir_select(tt_ir_builder *b, tt_ir_value pred, tt_ir_value on_true, tt_ir_value on_false);
 tt_ir_value tt_ir_clamp(tt_ir_builder *b, tt_ir_value lo, tt_ir_value x, tt_ir_value hi);
 tt_ir_value tt_ir_convert(tt_ir_builder *b, tt_ir_value x, tt_dtype dt); /* returns x when already dt */
