@@ -324,6 +324,28 @@ tt_ir_value tt_ir_sort(tt_ir_builder *b, int32_t n, const tt_ir_value *xs, int64
 tt_ir_value tt_ir_custom_call(tt_ir_builder *b, const char *target, int32_t n, const tt_ir_value *xs,
                               const tt_ir_type *result_type);
 
+/* ---- the counter-based RNG shared by every driver and the StableHLO printer ----
+ * Element k (row-major) of rng_uniform(seed, offset) uses counter = offset + k:
+ *   x = seed ^ (counter * 0x9E3779B97F4A7C15), then the splitmix64 finalizer.
+ * Uniform floats: f32/bf16/f16 = (x >> 40) * 2^-24 computed in f32 then rounded to the dtype; f64 = (x >> 11) * 2^-53.
+ */
+static inline uint64_t tt_ir_rng_bits(uint64_t seed, uint64_t counter) {
+    uint64_t x = seed ^ (counter * 0x9E3779B97F4A7C15ull);
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return x;
+}
+
+/* ---- composition ---- */
+/* Appends a copy of program p's nodes to b: parameter i of p becomes param_values[i] (a value of b of the same
+ * type); out_values receives b's values for p's outputs (p->n_outputs of them). Used to trace a sequence of eager
+ * ops into one program. */
+tt_status tt_ir_builder_inline(tt_ir_builder *b, const tt_ir_program *p, const tt_ir_value *param_values,
+                               tt_ir_value *out_values);
+
 #ifdef __cplusplus
 }
 #endif

@@ -126,8 +126,29 @@ double tt_lower_arg_double(const tt_arg *a);
 int64_t tt_lower_wrap_dim(tt_lower_ctx *ctx, int64_t dim, int32_t rank);
 /* Random numbers: seed and offset as i64 scalar parameters for count numbers (reserved on the generator). */
 void tt_lower_rng(tt_lower_ctx *ctx, uint64_t count, tt_ir_value *seed, tt_ir_value *offset);
-/* Shape of an IR value (borrowed). */
+/* Shape of an IR value (borrowed: valid only until the next builder call, which may move it; copy it first). */
 const tt_ir_type *tt_lower_type(tt_lower_ctx *ctx, tt_ir_value v);
+
+/* Additions (lower-elementwise). tt_lower_result_type has no ctx, so it reads the dtype and rank of TENSOR
+ * arguments from the builder bound to the calling thread by tt_lower_bind(ctx) (the shim binds ctx before
+ * calling a lowering and unbinds with NULL after; tests do the same). With no builder bound it falls back to
+ * the argument's own .dtype (tensor dtype) and .n (tensor rank), which the shim then must fill. */
+void tt_lower_bind(const tt_lower_ctx *ctx);
+/* tt_lower_result_type reading tensor types from ctx's builder (no binding needed): over args[idx[0..n)],
+ * or over args[0..n) when idx is NULL. Prefer this one inside lowerings. */
+tt_dtype tt_lower_result_type_ctx(tt_lower_ctx *ctx, const tt_arg *args, int32_t n, const int32_t *idx);
+/* c10::promoteTypes for two dtypes (u8 with i8 -> i16, f16 with bf16 -> f32, bool with x -> x, ...). */
+tt_dtype tt_lower_promote_types(tt_dtype a, tt_dtype b);
+/* PyTorch's "opmath" type: f32 for bf16/f16 (compute composites there and convert back), dt otherwise. */
+tt_dtype tt_lower_opmath(tt_dtype dt);
+/* Broadcasts n values in place to their common (numpy) shape, keeping each dtype. False (error recorded in
+ * the builder, PyTorch's message) if the shapes are incompatible. */
+bool tt_lower_broadcast_values(tt_lower_ctx *ctx, int32_t n, tt_ir_value *vals);
+/* tt_lower_arg(args[i], dt) for each of n arguments, then broadcast to the common shape into out[0..n). */
+bool tt_lower_broadcast_args(tt_lower_ctx *ctx, int32_t n, const tt_arg *const *args, tt_dtype dt,
+                             tt_ir_value *out);
+/* A constant v with x's dtype and shape. */
+tt_ir_value tt_lower_like(tt_lower_ctx *ctx, tt_ir_value x, double v);
 
 /* Family tables (each file under csrc/lower/ defines one; terminated by {NULL, NULL}). */
 extern const tt_lower_entry tt_lower_table_elementwise[];
@@ -140,6 +161,7 @@ extern const tt_lower_entry tt_lower_table_nn[];
 extern const tt_lower_entry tt_lower_table_random[];
 extern const tt_lower_entry tt_lower_table_sort[];
 extern const tt_lower_entry tt_lower_table_creation[];
+extern const tt_lower_entry tt_lower_table_activation[]; /* activation.c (elementwise family, second file) */
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,11 @@ typedef enum tt_rt_eager_mode { TT_EAGER_DEBUG = 0, TT_EAGER_STRICT = 1, TT_EAGE
  *   TORCHTPU_HOST_DEVICES (default 1), TORCHTPU_HOST_MEMORY_LIMIT (bytes per device, default unlimited),
  *   TORCHTPU_EAGER_MODE ("debug" | "strict"), TPU_LAUNCH_BLOCKING=1 (= debug). */
 tt_status tt_rt_init(void);
+/* Starts the runtime on a driver made by the caller (ownership passes to the runtime, also on failure) instead
+ * of the one TORCHTPU_DRIVER names: for tests (fake drivers) and drivers created outside the core. The device
+ * count is the driver's; TORCHTPU_EAGER_MODE / TPU_LAUNCH_BLOCKING still apply. TT_STATUS_INVALID_ARGUMENT if
+ * the runtime is already running. */
+tt_status tt_rt_init_with_driver(tt_driver *driver);
 int tt_rt_device_count(void);
 const char *tt_rt_driver_name(void);
 

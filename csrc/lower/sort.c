@@ -1,6 +1,132 @@
-/* sort.c — lowerings of the sort op family. */
+/* sort.c — lowerings of sorting ops: sort, sort.stable, topk, kthvalue. (argsort and msort are CompositeImplicit
+ * in PyTorch and reach us as sort.)
+ *
+ * Every op is one two-operand SORT (values, iota indices along dim). The IR sort is always stable and orders NaN
+ * above every number, as PyTorch does, so sort is stable whether or not it was asked to be. */
 #include "tt_lower.h"
 
+#include <string.h>
+
+/* A copy of v's type in store (NULL if v has none). Types are copied because the builder's storage moves as
+ * values are added; store is a block-scoped compound literal at the call sites. */
+static const tt_ir_type *so_type(tt_lower_ctx *ctx, tt_ir_value v, tt_ir_type *store) {
+    const tt_ir_type *t = tt_lower_type(ctx, v);
+    if (!t) return NULL;
+    *store = *t;
+    return store;
+}
+
+/* Stable sort of x along dim (already wrapped) into values and i64 indices. Rank 0 is the identity. */
+static void so_sort(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim, bool descending, tt_ir_value *vals,
+                    tt_ir_value *idx) {
+    const tt_ir_type *t = so_type(ctx, x, (tt_ir_type[1]){{0}});
+    *vals = *idx = TT_IR_NONE;
+    if (!t) return;
+    if (t->rank == 0) {
+        *vals = x;
+        *idx = tt_lower_const(ctx, TT_I64, 0.0);
+        return;
+    }
+    tt_ir_value io = tt_ir_iota(ctx->b, TT_I64, t->rank, t->dims, dim);
+    tt_ir_value ops[2] = {x, io}, res[2] = {TT_IR_NONE, TT_IR_NONE};
+    tt_ir_sort(ctx->b, 2, ops, dim, descending, true, res);
+    *vals = res[0];
+    *idx = res[1];
+}
+
+/* The first k entries of x along dim. */
+static tt_ir_value so_take(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim, int64_t start, int64_t k) {
+    const tt_ir_type *t = so_type(ctx, x, (tt_ir_type[1]){{0}});
+    if (!t) return TT_IR_NONE;
+    if (t->rank == 0 || (start == 0 && k == t->dims[dim])) return x;
+    int64_t st[TT_MAX_RANK] = {0}, lim[TT_MAX_RANK];
+    for (int32_t d = 0; d < t->rank; d++) lim[d] = t->dims[d];
+    st[dim] = start;
+    lim[dim] = start + k;
+    return tt_ir_slice(ctx->b, x, st, lim, NULL);
+}
+
+/* sort(self, dim=-1, descending=False) */
+static tt_status tt_lower_sort(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                               int32_t nouts) {
+    (void)nargs; (void)nouts;
+    const tt_ir_type *t = so_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    if (!t) return tt_ir_builder_status(ctx->b);
+    int64_t dim = tt_lower_wrap_dim(ctx, args[1].i, t->rank);
+    so_sort(ctx, args[0].value, dim, args[2].b, &outs[0], &outs[1]);
+    return tt_ir_builder_status(ctx->b);
+}
+
+/* sort.stable(self, *, stable, dim=-1, descending=False) */
+static tt_status tt_lower_sort_stable(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                      int32_t nouts) {
+    (void)nargs; (void)nouts;
+    const tt_ir_type *t = so_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    if (!t) return tt_ir_builder_status(ctx->b);
+    int64_t dim = tt_lower_wrap_dim(ctx, args[2].i, t->rank);
+    so_sort(ctx, args[0].value, dim, args[3].b, &outs[0], &outs[1]);
+    return tt_ir_builder_status(ctx->b);
+}
+
+/* topk(self, k, dim=-1, largest=True, sorted=True): a full sort, then the first k (always sorted). */
+static tt_status tt_lower_topk(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                               int32_t nouts) {
+    (void)nargs; (void)nouts;
+    const tt_ir_type *t = so_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    if (!t) return tt_ir_builder_status(ctx->b);
+    if (t->dtype == TT_BOOL)
+        return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "topk does not support bool dtypes on CPU");
+    int64_t dim = tt_lower_wrap_dim(ctx, args[2].i, t->rank);
+    if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
+    int64_t k = args[1].i, n = t->rank ? t->dims[dim] : 1;
+    if (k < 0 || k > n) return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "selected index k out of range");
+    tt_ir_value v, i;
+    so_sort(ctx, args[0].value, dim, args[3].b, &v, &i);
+    outs[0] = so_take(ctx, v, dim, 0, k);
+    outs[1] = so_take(ctx, i, dim, 0, k);
+    return tt_ir_builder_status(ctx->b);
+}
+
+/* kthvalue(self, k, dim=-1, keepdim=False): the k-th smallest (1-based) and its index. */
+static tt_status tt_lower_kthvalue(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                   int32_t nouts) {
+    (void)nargs; (void)nouts;
+    const tt_ir_type *t = so_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    if (!t) return tt_ir_builder_status(ctx->b);
+    if (t->dtype == TT_BOOL) return TT_STATUS_UNSUPPORTED; /* PyTorch: "kthvalue_cpu" not implemented for 'Bool' */
+    int64_t dim = tt_lower_wrap_dim(ctx, args[2].i, t->rank);
+    if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
+    int64_t k = args[1].i, n = t->rank ? t->dims[dim] : 1;
+    if (k < 1 || k > n)
+        return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
+                                  "kthvalue(): selected number k out of range for dimension %lld", (long long)dim);
+    bool keepdim = args[3].kind == TT_ARG_BOOL && args[3].b;
+    tt_ir_value v, i;
+    so_sort(ctx, args[0].value, dim, false, &v, &i);
+    if (t->rank == 0) {
+        outs[0] = v;
+        outs[1] = i;
+        return tt_ir_builder_status(ctx->b);
+    }
+    v = so_take(ctx, v, dim, k - 1, 1);
+    i = so_take(ctx, i, dim, k - 1, 1);
+    if (!keepdim) {
+        int64_t dims[TT_MAX_RANK];
+        int32_t r = 0;
+        for (int32_t d = 0; d < t->rank; d++)
+            if (d != dim) dims[r++] = t->dims[d];
+        v = tt_ir_reshape(ctx->b, v, r, dims);
+        i = tt_ir_reshape(ctx->b, i, r, dims);
+    }
+    outs[0] = v;
+    outs[1] = i;
+    return tt_ir_builder_status(ctx->b);
+}
+
 const tt_lower_entry tt_lower_table_sort[] = {
+    {"aten::sort", tt_lower_sort},
+    {"aten::sort.stable", tt_lower_sort_stable},
+    {"aten::topk", tt_lower_topk},
+    {"aten::kthvalue", tt_lower_kthvalue},
     {NULL, NULL},
 };

@@ -1,0 +1,638 @@
+// fallback.cpp — one boxed kernel for every ATen op without an explicit registration. It turns the op's
+// arguments into tt_arg, runs the C lowering for the functional form of the op, and launches the program.
+// In-place and out= variants reuse the functional lowering: the result is converted and written into the
+// target tensor. Ops with no lowering (or whose lowering declines) run on the CPU (at::native::cpu_fallback),
+// unless the fallback is switched off.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/native/CPUFallback.h>
+#include <c10/util/Exception.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "shim.h"
+
+namespace torchtpu {
+
+// ---- policy and counters ---------------------------------------------------------------------------------------
+static std::atomic<int> g_precision{TT_PRECISION_FP32};
+tt_precision current_precision() { return (tt_precision)g_precision.load(std::memory_order_relaxed); }
+void set_precision(tt_precision p) { g_precision.store((int)p); }
+
+static std::atomic<bool> g_fallback_enabled{[] {
+    const char* e = std::getenv("TORCHTPU_CPU_FALLBACK");
+    return !(e && std::string(e) == "0");
+}()};
+bool cpu_fallback_enabled() { return g_fallback_enabled.load(); }
+void set_cpu_fallback_enabled(bool on) { g_fallback_enabled.store(on); }
+
+static std::mutex g_counts_mu;
+static std::map<std::string, int64_t> g_fallback_counts;
+void count_fallback(const std::string& op) {
+    std::lock_guard<std::mutex> g(g_counts_mu);
+    if (g_fallback_counts[op]++ == 0)
+        TORCH_WARN("torchtpu: operator '", op, "' has no native tpu lowering; it runs on the CPU (copies to and "
+                   "from the device). Set TORCHTPU_CPU_FALLBACK=0 to make this an error.");
+}
+std::map<std::string, int64_t> fallback_counts() {
+    std::lock_guard<std::mutex> g(g_counts_mu);
+    return g_fallback_counts;
+}
+void reset_fallback_counts() {
+    std::lock_guard<std::mutex> g(g_counts_mu);
+    for (auto& kv : g_fallback_counts) kv.second = 0;
+}
+
+// ---- per-operator plan (computed once per schema) -------------------------------------------------------------
+enum class ArgKind { Tensor, TensorList, OptTensorList, Scalar, Int, IntList, Float, Bool, BoolList, DType, String, Other };
+enum class PlanKind { Functional, Inplace, Out };
+
+struct Plan {
+    tt_lower_fn fn = nullptr;
+    std::string key;     // "aten::add_.Tensor" (the op as called)
+    std::string lowered; // the lowering used, "aten::add.Tensor"
+    PlanKind kind = PlanKind::Functional;
+    size_t n_inputs = 0;           // leading schema args passed to the lowering
+    std::vector<size_t> targets;   // written args (inplace: {0}; out: the out args)
+    size_t n_results = 0;          // results the lowering produces
+    std::vector<ArgKind> kinds;    // per input
+};
+
+static ArgKind arg_kind_of(const c10::TypePtr& type0) {
+    c10::TypePtr type = type0;
+    if (type->kind() == c10::TypeKind::OptionalType) type = type->containedType(0);
+    switch (type->kind()) {
+    case c10::TypeKind::TensorType: return ArgKind::Tensor;
+    case c10::TypeKind::NumberType: return ArgKind::Scalar;
+    case c10::TypeKind::IntType:
+    case c10::TypeKind::SymIntType: return ArgKind::Int;
+    case c10::TypeKind::FloatType: return ArgKind::Float;
+    case c10::TypeKind::BoolType: return ArgKind::Bool;
+    case c10::TypeKind::StringType: return ArgKind::String;
+    case c10::TypeKind::ScalarTypeType: return ArgKind::DType;
+    case c10::TypeKind::ListType: {
+        c10::TypePtr e = type->containedType(0);
+        if (e->kind() == c10::TypeKind::TensorType) return ArgKind::TensorList;
+        if (e->kind() == c10::TypeKind::OptionalType && e->containedType(0)->kind() == c10::TypeKind::TensorType)
+            return ArgKind::OptTensorList;
+        if (e->kind() == c10::TypeKind::IntType || e->kind() == c10::TypeKind::SymIntType) return ArgKind::IntList;
+        if (e->kind() == c10::TypeKind::BoolType) return ArgKind::BoolList;
+        return ArgKind::Other;
+    }
+    default: return ArgKind::Other;
+    }
+}
+
+static std::string key_of(const c10::OperatorName& n) {
+    return n.overload_name.empty() ? n.name : n.name + "." + n.overload_name;
+}
+
+// Lowered overload names by op name, to match out= and in-place variants to their functional form.
+static const std::unordered_map<std::string, std::vector<std::string>>& lowered_overloads() {
+    static std::unordered_map<std::string, std::vector<std::string>> table = [] {
+        std::unordered_map<std::string, std::vector<std::string>> t;
+        tt_lower_foreach(
+            [](void* user, const char* name) {
+                auto& tab = *static_cast<std::unordered_map<std::string, std::vector<std::string>>*>(user);
+                std::string s(name);
+                size_t dot = s.find('.');
+                if (dot == std::string::npos) tab[s].push_back("");
+                else tab[s.substr(0, dot)].push_back(s.substr(dot + 1));
+            },
+            &t);
+        return t;
+    }();
+    return table;
+}
+
+// The functional lowering whose leading arguments are named like the first n args of schema.
+static bool find_functional(const std::string& base, const std::string& prefer_overload,
+                            const c10::FunctionSchema& schema, size_t n, Plan& plan) {
+    auto it = lowered_overloads().find(base);
+    if (it == lowered_overloads().end()) return false;
+    std::vector<std::string> cands;
+    cands.push_back(prefer_overload);
+    for (auto& o : it->second)
+        if (o != prefer_overload) cands.push_back(o);
+    for (auto& ovl : cands) {
+        std::string key = ovl.empty() ? base : base + "." + ovl;
+        tt_lower_fn fn = tt_lower_find(key.c_str());
+        if (!fn) continue;
+        auto h = c10::Dispatcher::singleton().findSchema({base, ovl});
+        if (!h) continue;
+        const auto& fs = h->schema();
+        if (fs.arguments().size() != n) continue;
+        bool same = true;
+        for (size_t i = 0; i < n && same; i++) same = fs.arguments()[i].name() == schema.arguments()[i].name();
+        if (!same) continue;
+        plan.fn = fn;
+        plan.lowered = key;
+        plan.n_results = fs.returns().size();
+        return true;
+    }
+    return false;
+}
+
+static Plan make_plan(const c10::OperatorHandle& op) {
+    const auto& schema = op.schema();
+    Plan plan;
+    plan.key = key_of(schema.operator_name());
+    const auto& args = schema.arguments();
+    std::vector<size_t> written;
+    for (size_t i = 0; i < args.size(); i++)
+        if (args[i].alias_info() && args[i].alias_info()->isWrite()) written.push_back(i);
+    const std::string& name = schema.name();
+    const std::string& ovl = schema.overload_name();
+    if (written.empty()) {
+        plan.kind = PlanKind::Functional;
+        plan.n_inputs = args.size();
+        plan.fn = tt_lower_find(plan.key.c_str());
+        plan.lowered = plan.key;
+        plan.n_results = schema.returns().size();
+    } else if (written.size() == 1 && written[0] == 0 && !args[0].kwarg_only()) {
+        plan.kind = PlanKind::Inplace;
+        plan.targets = {0};
+        plan.n_inputs = args.size();
+        if ((plan.fn = tt_lower_find(plan.key.c_str()))) {
+            plan.lowered = plan.key;
+            plan.n_results = 1;
+        } else if (!name.empty() && name.back() == '_') {
+            find_functional(name.substr(0, name.size() - 1), ovl, schema, args.size(), plan);
+        }
+        if (plan.n_results != 1) plan.fn = nullptr;
+    } else {
+        bool trailing = true;  // out args are the last, keyword-only arguments
+        for (size_t k = 0; k < written.size(); k++)
+            trailing = trailing && written[k] == args.size() - written.size() + k && args[written[k]].kwarg_only();
+        if (trailing) {
+            plan.kind = PlanKind::Out;
+            plan.targets = written;
+            plan.n_inputs = args.size() - written.size();
+            std::string prefer = ovl;
+            for (const char* suf : {"_out", "out"}) {
+                size_t ls = std::strlen(suf);
+                if (prefer.size() >= ls && prefer.compare(prefer.size() - ls, ls, suf) == 0) {
+                    prefer = prefer.substr(0, prefer.size() - ls);
+                    break;
+                }
+            }
+            find_functional(name, prefer, schema, plan.n_inputs, plan);
+            if (plan.n_results != written.size()) plan.fn = nullptr;
+        }
+    }
+    for (size_t i = 0; i < plan.n_inputs; i++) plan.kinds.push_back(arg_kind_of(args[i].type()));
+    return plan;
+}
+
+static const Plan& plan_for(const c10::OperatorHandle& op) {
+    static std::mutex mu;
+    static std::unordered_map<const c10::FunctionSchema*, std::unique_ptr<Plan>> plans;
+    const c10::FunctionSchema* k = &op.schema();
+    std::lock_guard<std::mutex> g(mu);
+    auto it = plans.find(k);
+    if (it != plans.end()) return *it->second;
+    auto p = std::make_unique<Plan>(make_plan(op));
+    const Plan& ref = *p;
+    plans.emplace(k, std::move(p));
+    return ref;
+}
+
+// ---- building one op ---------------------------------------------------------------------------------------------
+static void rng_reserve(void*, int device, uint64_t count, uint64_t* seed, uint64_t* offset) {
+    tt_rt_rng_reserve(device, count, seed, offset);
+}
+
+struct OpBuild {
+    tt_lower_ctx ctx{};
+    std::vector<tt_arg> args;
+    std::vector<std::vector<int64_t>> int_lists;     // storage for INTS/BOOLS
+    std::vector<std::vector<tt_ir_value>> value_lists; // storage for TENSORS
+    std::vector<std::pair<int32_t, at::Tensor>> tensor_params; // param index -> tensor
+    std::vector<at::Tensor> keep;                      // uploaded index tensors
+    int device = -1;
+};
+
+static tt_ir_builder* thread_builder() {
+    static thread_local std::unique_ptr<tt_ir_builder, void (*)(tt_ir_builder*)> b(tt_ir_builder_create(),
+                                                                                    tt_ir_builder_destroy);
+    TORCH_CHECK(b, "torchtpu: out of memory creating the IR builder");
+    return b.get();
+}
+
+static void note_device(OpBuild& ob, const at::Tensor& t) {
+    int d = t.device().index();
+    if (ob.device < 0) ob.device = d;
+    else
+        TORCH_CHECK(ob.device == d, "Expected all tensors to be on the same device, but found at least two devices, tpu:",
+                    ob.device, " and tpu:", d, "!");
+}
+
+// Declines (returns false) for inputs the core cannot take, so the op falls back.
+static bool tensor_arg(OpBuild& ob, const at::Tensor& t0, bool is_index, tt_arg& a) {
+    at::Tensor t = t0;
+    a.kind = TT_ARG_TENSOR;
+    if (!t.defined()) {
+        a.kind = TT_ARG_NONE;
+        return true;
+    }
+    tt_dtype dt;
+    if (!to_tt_dtype(t.scalar_type(), &dt) || t.dim() > TT_MAX_RANK) return false;
+    if (t.device().type() == c10::DeviceType::CPU) {
+        if (t.dim() == 0) {  // a Python number or a 0-d CPU tensor: a host scalar parameter
+            c10::Scalar s = t.item();
+            int64_t iv = s.isFloatingPoint() ? 0 : s.toLong();
+            double fv = s.isFloatingPoint() ? s.toDouble() : (double)iv;
+            a.value = tt_lower_scalar_param(&ob.ctx, dt, iv, fv);
+            a.wrapped_number = t.unsafeGetTensorImpl()->is_wrapped_number();
+            a.dtype = dt;
+            return a.value != TT_IR_NONE;
+        }
+        if (!is_index) return false;  // the CPU fallback reports (or tolerates) the device mix
+        return false;                 // index tensors on the CPU were uploaded before building
+    }
+    if (t.device().type() != c10::DeviceType::PrivateUse1) return false;
+    note_device(ob, t);
+    int32_t idx = tt_ir_builder_num_params(ob.ctx.b);
+    std::vector<int64_t> dims(t.sizes().begin(), t.sizes().end());
+    a.value = tt_ir_param(ob.ctx.b, dt, (int32_t)t.dim(), dims.data());
+    a.dtype = dt;
+    ob.tensor_params.emplace_back(idx, t);
+    return a.value != TT_IR_NONE;
+}
+
+static bool build_args(OpBuild& ob, const Plan& plan, torch::jit::Stack* stack, size_t first) {
+    ob.args.resize(plan.n_inputs);
+    ob.int_lists.reserve(plan.n_inputs);
+    ob.value_lists.reserve(plan.n_inputs);
+    for (size_t i = 0; i < plan.n_inputs; i++) {
+        const c10::IValue& iv = (*stack)[first + i];
+        tt_arg& a = ob.args[i];
+        a = tt_arg{};
+        a.value = TT_IR_NONE;
+        if (iv.isNone()) {
+            a.kind = TT_ARG_NONE;
+            continue;
+        }
+        switch (plan.kinds[i]) {
+        case ArgKind::Tensor:
+            if (!tensor_arg(ob, iv.toTensor(), false, a)) return false;
+            break;
+        case ArgKind::TensorList:
+        case ArgKind::OptTensorList: {
+            std::vector<tt_ir_value> vals;
+            bool opt = plan.kinds[i] == ArgKind::OptTensorList;
+            auto list = iv.toListRef();
+            for (const c10::IValue& e : list) {
+                if (e.isNone()) {
+                    vals.push_back(TT_IR_NONE);
+                    continue;
+                }
+                at::Tensor t = e.toTensor();
+                if (opt && t.defined() && t.device().type() == c10::DeviceType::CPU && t.dim() > 0) {
+                    int dev = ob.device >= 0 ? ob.device : current_device();
+                    t = t.to(c10::Device(c10::DeviceType::PrivateUse1, dev));
+                    ob.keep.push_back(t);
+                }
+                tt_arg ta{};
+                if (!tensor_arg(ob, t, opt, ta)) return false;
+                vals.push_back(ta.kind == TT_ARG_NONE ? TT_IR_NONE : ta.value);
+            }
+            ob.value_lists.push_back(std::move(vals));
+            a.kind = TT_ARG_TENSORS;
+            a.n = (int32_t)ob.value_lists.back().size();
+            a.values = ob.value_lists.back().data();
+            break;
+        }
+        case ArgKind::Scalar: {
+            c10::Scalar s = iv.toScalar();
+            a.kind = TT_ARG_SCALAR;
+            if (s.isBoolean()) {
+                a.dtype = TT_BOOL;
+                a.b = s.toBool();
+                a.i = a.b;
+                a.f = a.b;
+            } else if (s.isIntegral(false)) {
+                a.dtype = TT_I64;
+                a.i = s.toLong();
+                a.f = (double)a.i;
+            } else if (s.isFloatingPoint()) {
+                a.dtype = TT_F64;
+                a.f = s.toDouble();
+            } else {
+                return false;  // complex
+            }
+            break;
+        }
+        case ArgKind::Int:
+            a.kind = TT_ARG_INT;
+            a.i = iv.isSymInt() ? iv.toSymInt().guard_int(__FILE__, __LINE__) : iv.toInt();
+            break;
+        case ArgKind::Float:
+            a.kind = TT_ARG_FLOAT;
+            a.f = iv.toDouble();
+            break;
+        case ArgKind::Bool:
+            a.kind = TT_ARG_BOOL;
+            a.b = iv.toBool();
+            break;
+        case ArgKind::IntList:
+        case ArgKind::BoolList: {
+            std::vector<int64_t> v;
+            for (const c10::IValue& e : iv.toListRef())
+                v.push_back(e.isBool() ? (int64_t)e.toBool()
+                                       : e.isSymInt() ? e.toSymInt().guard_int(__FILE__, __LINE__) : e.toInt());
+            ob.int_lists.push_back(std::move(v));
+            a.kind = plan.kinds[i] == ArgKind::IntList ? TT_ARG_INTS : TT_ARG_BOOLS;
+            a.n = (int32_t)ob.int_lists.back().size();
+            a.ints = ob.int_lists.back().data();
+            break;
+        }
+        case ArgKind::DType:
+            a.kind = TT_ARG_DTYPE;
+            if (!to_tt_dtype(iv.toScalarType(), &a.dtype)) return false;
+            break;
+        case ArgKind::String:
+            a.kind = TT_ARG_STRING;
+            a.s = iv.toStringRef().c_str();
+            break;
+        case ArgKind::Other:
+            a.kind = TT_ARG_OTHER;
+            if (iv.isDevice() && iv.toDevice().type() == c10::DeviceType::PrivateUse1 && ob.device < 0)
+                ob.device = iv.toDevice().has_index() ? iv.toDevice().index() : current_device();
+            break;
+        }
+    }
+    return true;
+}
+
+// PyTorch's canCast: no float -> integral, no non-bool -> bool.
+static bool can_cast(tt_dtype from, tt_dtype to) {
+    if (tt_dtype_is_float(from) && !tt_dtype_is_float(to)) return false;
+    if (from != TT_BOOL && to == TT_BOOL) return false;
+    return true;
+}
+
+static std::string shape_str(const int64_t* d, int32_t r) {
+    std::string s = "[";
+    for (int32_t i = 0; i < r; i++) s += (i ? ", " : "") + std::to_string(d[i]);
+    return s + "]";
+}
+
+
+// ---- tracing: torchtpu.stablehlo(fn, *args) records every launch of fn into one program -------------------
+struct TraceEntry {
+    std::vector<int64_t> sizes, strides;
+    int64_t offset;
+    tt_dtype dtype;
+    tt_ir_value value;
+};
+
+struct Trace {
+    tt_ir_builder* b = nullptr;
+    std::unordered_map<const c10::StorageImpl*, std::vector<TraceEntry>> produced;
+    std::vector<at::Tensor> keep;  // tensors whose storages are keys above
+};
+static thread_local Trace* g_trace = nullptr;
+
+static bool same_view(const TraceEntry& e, const at::Tensor& t, tt_dtype dt) {
+    return e.dtype == dt && e.offset == t.storage_offset() && at::IntArrayRef(e.sizes) == t.sizes() &&
+           at::IntArrayRef(e.strides) == t.strides();
+}
+
+// The trace value for a tensor read by a launch: a value produced earlier in the trace (directly, or through a
+// reshape or transpose of it), else a new parameter of the traced program.
+static tt_ir_value trace_value_of(Trace& tr, const at::Tensor& t) {
+    tt_dtype dt;
+    TORCH_CHECK(to_tt_dtype(t.scalar_type(), &dt), "stablehlo: unsupported dtype ", t.scalar_type());
+    auto it = tr.produced.find(t.storage().unsafeGetStorageImpl());
+    if (it != tr.produced.end()) {
+        for (auto eit = it->second.rbegin(); eit != it->second.rend(); ++eit)
+            if (same_view(*eit, t, dt)) return eit->value;
+        const TraceEntry& base = it->second.back();
+        bool base_contig = base.offset == t.storage_offset() && base.dtype == dt &&
+                           at::IntArrayRef(base.strides) == c10::contiguous_strides(base.sizes);
+        if (base_contig && t.is_contiguous() && t.numel() == c10::multiply_integers(base.sizes)) {
+            std::vector<int64_t> d(t.sizes().begin(), t.sizes().end());
+            return tt_ir_reshape(tr.b, base.value, (int32_t)d.size(), d.data());
+        }
+        if (base_contig && (size_t)t.dim() == base.sizes.size()) {  // a permutation of the base's dims
+            std::vector<int64_t> perm;
+            for (int64_t i = 0; i < t.dim(); i++)
+                for (size_t j = 0; j < base.sizes.size(); j++)
+                    if (base.strides[j] == t.stride(i) && base.sizes[j] == t.size(i) &&
+                        std::find(perm.begin(), perm.end(), (int64_t)j) == perm.end()) {
+                        perm.push_back((int64_t)j);
+                        break;
+                    }
+            if ((int64_t)perm.size() == t.dim()) return tt_ir_transpose(tr.b, base.value, perm.data());
+        }
+    }
+    std::vector<int64_t> d(t.sizes().begin(), t.sizes().end());
+    tt_ir_value v = tt_ir_param(tr.b, dt, (int32_t)d.size(), d.data());
+    tr.produced[t.storage().unsafeGetStorageImpl()].push_back(
+        {d, std::vector<int64_t>(t.strides().begin(), t.strides().end()), t.storage_offset(), dt, v});
+    tr.keep.push_back(t);
+    return v;
+}
+
+static void trace_record(Trace& tr, const tt_ir_program* prog, const OpBuild& ob, const std::vector<at::Tensor>& results) {
+    std::vector<tt_ir_value> pv(prog->n_params, TT_IR_NONE);
+    for (auto& [idx, t] : ob.tensor_params) pv[idx] = trace_value_of(tr, t);
+    for (int32_t k = 0; k < ob.ctx.n_scalars; k++)
+        pv[ob.ctx.scalars[k].param_index] = tt_ir_scalar_param(tr.b, ob.ctx.scalars[k].dtype);
+    std::vector<tt_ir_value> outs(prog->n_outputs, TT_IR_NONE);
+    TT_CHECK(tt_ir_builder_inline(tr.b, prog, pv.data(), outs.data()));
+    for (size_t j = 0; j < results.size(); j++) {
+        const at::Tensor& t = results[j];
+        tt_dtype dt;
+        to_tt_dtype(t.scalar_type(), &dt);
+        auto& entries = tr.produced[t.storage().unsafeGetStorageImpl()];
+        entries.push_back({std::vector<int64_t>(t.sizes().begin(), t.sizes().end()),
+                           std::vector<int64_t>(t.strides().begin(), t.strides().end()), t.storage_offset(), dt,
+                           outs[j]});
+        tr.keep.push_back(t);
+    }
+}
+
+void trace_begin() {
+    TORCH_CHECK(!g_trace, "stablehlo: a trace is already running on this thread");
+    auto* tr = new Trace();
+    tr->b = tt_ir_builder_create();
+    if (!tr->b) {
+        delete tr;
+        TORCH_CHECK(false, "stablehlo: out of memory");
+    }
+    g_trace = tr;
+}
+
+void trace_abort() {
+    if (!g_trace) return;
+    tt_ir_builder_destroy(g_trace->b);
+    delete g_trace;
+    g_trace = nullptr;
+}
+
+std::string trace_end(const std::vector<at::Tensor>& outputs) {
+    TORCH_CHECK(g_trace, "stablehlo: no trace is running");
+    Trace& tr = *g_trace;
+    std::string text;
+    try {
+        for (const auto& t : outputs) {
+            TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "stablehlo: outputs must be tpu tensors");
+            tt_ir_builder_add_output(tr.b, trace_value_of(tr, t));
+        }
+        tt_ir_program* prog = nullptr;
+        TT_CHECK(tt_ir_builder_finish(tr.b, &prog));
+        char* s = nullptr;
+        tt_status st = tt_ir_print_stablehlo(prog, &s);
+        tt_ir_program_destroy(prog);
+        if (st != TT_OK) raise_status(st, "stablehlo");
+        text = s;
+        free(s);
+    } catch (...) {
+        trace_abort();
+        throw;
+    }
+    trace_abort();
+    return text;
+}
+
+static void launch(OpBuild& ob, const std::vector<at::Tensor>& results, const char* name) {
+    tt_ir_program* prog = nullptr;
+    TT_CHECK(tt_ir_builder_finish(ob.ctx.b, &prog));
+    std::vector<tt_rt_arg> rargs(prog->n_params);
+    for (auto& [idx, t] : ob.tensor_params) {
+        rargs[idx].kind = TT_RT_ARG_TENSOR;
+        rargs[idx].tensor = view_of(t);
+    }
+    for (int32_t k = 0; k < ob.ctx.n_scalars; k++) {
+        const tt_lower_scalar& s = ob.ctx.scalars[k];
+        rargs[s.param_index].kind = TT_RT_ARG_SCALAR;
+        rargs[s.param_index].i = s.i;
+        rargs[s.param_index].f = s.f;
+    }
+    std::vector<tt_rt_tensor> rres;
+    rres.reserve(results.size());
+    for (auto& t : results) rres.push_back(view_of(t));
+    if (g_trace) {
+        try {
+            trace_record(*g_trace, prog, ob, results);
+        } catch (...) {
+            tt_ir_program_destroy(prog);
+            throw;
+        }
+    }
+    tt_status st = tt_rt_launch(ob.device, prog, rargs.data(), (int32_t)rargs.size(), rres.data(),
+                                (int32_t)rres.size(), name);
+    tt_ir_program_destroy(prog);
+    if (st != TT_OK) raise_status(st, "");
+}
+
+// Runs the op natively; false means "not handled here" (fall back) with the stack untouched.
+static bool run_native(const Plan& plan, torch::jit::Stack* stack) {
+    const size_t n_args = plan.n_inputs + (plan.kind == PlanKind::Out ? plan.targets.size() : 0);
+    const size_t first = stack->size() - n_args;
+    OpBuild ob;
+    tt_ir_builder* b = thread_builder();
+    tt_ir_builder_reset(b);
+    ob.ctx.b = b;
+    ob.ctx.precision = current_precision();
+    ob.ctx.rng_reserve = rng_reserve;
+    for (size_t t : plan.targets) note_device(ob, (*stack)[first + t].toTensor());
+    if (!build_args(ob, plan, stack, first)) return false;
+    if (ob.device < 0) ob.device = current_device();
+    ob.ctx.device = ob.device;
+    std::vector<tt_ir_value> outs(plan.n_results, TT_IR_NONE);
+    tt_status st = plan.fn(&ob.ctx, ob.args.data(), (int32_t)ob.args.size(), outs.data(), (int32_t)outs.size());
+    if (st == TT_OK) st = tt_ir_builder_status(b);
+    if (st == TT_STATUS_UNSUPPORTED) return false;
+    if (st != TT_OK) raise_status(st, "");
+    for (auto v : outs)
+        if (v == TT_IR_NONE) raise_status(tt_error(TT_STATUS_INTERNAL, "%s produced no result", plan.lowered.c_str()), "");
+
+    std::vector<at::Tensor> results;
+    if (plan.kind == PlanKind::Functional) {
+        for (auto v : outs) {
+            const tt_ir_type* ty = tt_ir_type_of(b, v);
+            results.push_back(empty_tpu(at::IntArrayRef(ty->dims, ty->rank), to_torch_dtype(ty->dtype), ob.device));
+            tt_ir_builder_add_output(b, v);
+        }
+    } else {
+        for (size_t k = 0; k < plan.targets.size(); k++) {
+            at::Tensor target = (*stack)[first + plan.targets[k]].toTensor();
+            const tt_ir_type* ty = tt_ir_type_of(b, outs[k]);
+            tt_dtype tdt;
+            TORCH_CHECK(to_tt_dtype(target.scalar_type(), &tdt), "tpu does not support dtype ", target.scalar_type());
+            TORCH_CHECK(can_cast(ty->dtype, tdt), "result type ", to_torch_dtype(ty->dtype),
+                        " can't be cast to the desired output type ", target.scalar_type());
+            at::IntArrayRef rs(ty->dims, ty->rank);
+            if (target.sizes() != rs) {
+                TORCH_CHECK(plan.kind == PlanKind::Out, "output with shape ", target.sizes(),
+                            " doesn't match the broadcast shape ", shape_str(ty->dims, ty->rank));
+                target.resize_(rs);
+            }
+            tt_ir_builder_add_output(b, tt_ir_convert(b, outs[k], tdt));
+            results.push_back(target);
+        }
+    }
+    bool any = false;
+    for (auto& r : results) any = any || r.numel() > 0;
+    if (any) launch(ob, results, plan.key.c_str());
+
+    torch::jit::drop(*stack, n_args);
+    if (plan.kind == PlanKind::Functional) {
+        for (auto& r : results) stack->emplace_back(r);
+    } else {
+        for (auto& r : results) stack->emplace_back(r);
+    }
+    return true;
+}
+
+static void tpu_boxed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+    ensure_init();
+    const Plan& plan = plan_for(op);
+    if (plan.fn && run_native(plan, stack)) return;
+    TORCH_CHECK_NOT_IMPLEMENTED(cpu_fallback_enabled(), "operator '", plan.key,
+                                "' is not implemented for TPU (no native lowering) and the CPU fallback is off "
+                                "(TORCHTPU_CPU_FALLBACK=0 or torch.tpu.cpu_fallback_mode(False))");
+    count_fallback(plan.key);
+    at::native::cpu_fallback(op, stack, /*error_on_views=*/true);
+}
+
+bool has_native(const std::string& key) { return tt_lower_find(key.c_str()) != nullptr; }
+
+// ---- src -> dst on the device (copies, in-place writes) ------------------------------------------------------------
+void launch_assign(const at::Tensor& src, const at::Tensor& dst) {
+    static thread_local std::unique_ptr<tt_ir_builder, void (*)(tt_ir_builder*)> tb(tt_ir_builder_create(),
+                                                                                     tt_ir_builder_destroy);
+    TORCH_CHECK(tb, "torchtpu: out of memory creating the IR builder");
+    TORCH_CHECK(src.device() == dst.device(), "launch_assign: devices differ");
+    if (dst.numel() == 0) return;
+    OpBuild ob;
+    tt_ir_builder_reset(tb.get());
+    ob.ctx.b = tb.get();
+    tt_arg a{};
+    TORCH_CHECK(tensor_arg(ob, src, false, a), "tpu cannot copy a tensor of dtype ", src.scalar_type());
+    tt_dtype ddt;
+    TORCH_CHECK(to_tt_dtype(dst.scalar_type(), &ddt), "tpu does not support dtype ", dst.scalar_type());
+    std::vector<int64_t> dims(dst.sizes().begin(), dst.sizes().end());
+    tt_ir_value v = tt_lower_to(&ob.ctx, a.value, ddt, (int32_t)dims.size(), dims.data());
+    TT_CHECK(tt_ir_builder_status(tb.get()));
+    tt_ir_builder_add_output(tb.get(), v);
+    launch(ob, {dst}, "aten::copy_");
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&tpu_boxed_fallback>()); }
+
+// Autograd for custom ops registered without an autograd kernel: pass through, as CPU does.
+TORCH_LIBRARY_IMPL(_, AutogradPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }
+
+}  // namespace torchtpu

@@ -1,0 +1,186 @@
+// minimal.cpp — the kernels every PrivateUse1 device must register: allocation, metadata-only views, resize,
+// copies between devices, and .item(). Everything else reaches the boxed fallback (fallback.cpp).
+#include <ATen/EmptyTensor.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/as_strided_cpu_dispatch.h>
+#include <ATen/ops/set_cpu_dispatch.h>
+#include <ATen/ops/view_native.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/unfold_native.h>
+#include <ATen/ops/set_native.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/library.h>
+
+#include "shim.h"
+
+namespace torchtpu {
+namespace {
+
+const c10::DispatchKeySet kTpuKeys(c10::DispatchKey::PrivateUse1);
+
+c10::DeviceIndex device_index_of(std::optional<c10::Device> device) {
+    if (device && device->has_index()) return device->index();
+    return current_device();
+}
+
+at::Tensor tpu_empty(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype, std::optional<c10::Layout>,
+                     std::optional<c10::Device> device, std::optional<bool>,
+                     std::optional<c10::MemoryFormat> memory_format) {
+    ensure_init();
+    c10::DeviceIndex idx = device_index_of(device);
+    c10::DeviceIndex old = current_device();
+    set_current_device(idx);
+    at::Tensor t = at::detail::empty_generic(size, tpu_allocator(), kTpuKeys, c10::dtype_or_default(dtype),
+                                             memory_format);
+    set_current_device(old);
+    return t;
+}
+
+at::Tensor tpu_empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<c10::ScalarType> dtype,
+                             std::optional<c10::Layout>, std::optional<c10::Device> device, std::optional<bool>) {
+    ensure_init();
+    c10::DeviceIndex idx = device_index_of(device);
+    c10::DeviceIndex old = current_device();
+    set_current_device(idx);
+    at::Tensor t =
+        at::detail::empty_strided_generic(size, stride, tpu_allocator(), kTpuKeys, c10::dtype_or_default(dtype));
+    set_current_device(old);
+    return t;
+}
+
+at::Tensor tpu_as_strided(const at::Tensor& self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
+                          std::optional<c10::SymInt> storage_offset) {
+    return at::cpu::as_strided_symint(self, size, stride, std::move(storage_offset));
+}
+
+// Resize keeps the storage when it is big enough and grows it through the hooks otherwise.
+const at::Tensor& tpu_resize_(const at::Tensor& self, c10::SymIntArrayRef size,
+                              std::optional<c10::MemoryFormat> memory_format) {
+    at::IntArrayRef sizes = c10::asIntArrayRefUnchecked(size);
+    auto* impl = self.unsafeGetTensorImpl();
+    int64_t numel = 1;
+    for (auto s : sizes) {
+        TORCH_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
+        numel *= s;
+    }
+    size_t need = (size_t)(numel + self.storage_offset()) * self.dtype().itemsize();
+    if (need > self.storage().nbytes()) {
+        c10::DeviceIndex old = current_device();
+        set_current_device(self.device().index());
+        at::detail::getPrivateUse1Hooks().resizePrivateUse1Bytes(self.storage(), need);
+        set_current_device(old);
+    }
+    impl->set_sizes_contiguous(sizes);
+    if (memory_format && *memory_format != c10::MemoryFormat::Preserve)
+        impl->empty_tensor_restride(*memory_format);
+    return self;
+}
+
+bool is_dense_row_major(const at::Tensor& t) { return t.is_contiguous(); }
+
+// src (tpu) -> dst (cpu): bring a contiguous copy of src to the host, then let the CPU do dtype/stride work.
+void copy_tpu_to_cpu(const at::Tensor& src, const at::Tensor& dst) {
+    at::Tensor s = src;
+    if (!is_dense_row_major(s)) {
+        at::Tensor tmp = empty_tpu(s.sizes(), s.scalar_type(), s.device().index());
+        launch_assign(s, tmp);
+        s = tmp;
+    }
+    at::Tensor host = at::empty(s.sizes(), s.options().device(c10::kCPU));
+    size_t nbytes = (size_t)s.numel() * s.element_size();
+    if (nbytes > 0) TT_CHECK(tt_rt_read(storage_of(s), (size_t)s.storage_offset() * s.element_size(), host.data_ptr(), nbytes));
+    dst.copy_(host);
+}
+
+// src (cpu) -> dst (tpu): convert and lay out on the host, upload, and place into dst's view on the device.
+void copy_cpu_to_tpu(const at::Tensor& src, const at::Tensor& dst) {
+    at::Tensor host = src.to(dst.scalar_type()).expand(dst.sizes()).contiguous();
+    size_t nbytes = (size_t)host.numel() * host.element_size();
+    if (nbytes == 0) return;
+    if (is_dense_row_major(dst)) {
+        TT_CHECK(tt_rt_write(storage_of(dst), (size_t)dst.storage_offset() * dst.element_size(), host.data_ptr(), nbytes));
+        return;
+    }
+    at::Tensor tmp = empty_tpu(dst.sizes(), dst.scalar_type(), dst.device().index());
+    TT_CHECK(tt_rt_write(storage_of(tmp), 0, host.data_ptr(), nbytes));
+    launch_assign(tmp, dst);
+}
+
+at::Tensor tpu_copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking*/) {
+    ensure_init();
+    if (self.numel() == 0 || dst.numel() == 0) return dst;
+    bool src_tpu = self.device().type() == c10::DeviceType::PrivateUse1;
+    bool dst_tpu = dst.device().type() == c10::DeviceType::PrivateUse1;
+    if (src_tpu && dst_tpu) {
+        if (self.device() == dst.device()) {
+            launch_assign(self, dst);
+        } else {  // across virtual devices: contiguous bytes, then place
+            at::Tensor a = empty_tpu(self.sizes(), self.scalar_type(), self.device().index());
+            launch_assign(self, a);
+            at::Tensor b = empty_tpu(self.sizes(), self.scalar_type(), dst.device().index());
+            TT_CHECK(tt_rt_copy(storage_of(b), 0, storage_of(a), 0, (size_t)a.numel() * a.element_size()));
+            launch_assign(b, dst);
+        }
+    } else if (src_tpu) {
+        copy_tpu_to_cpu(self, dst);
+    } else if (dst_tpu) {
+        copy_cpu_to_tpu(self, dst);
+    } else {
+        dst.copy_(self);
+    }
+    return dst;
+}
+
+at::Tensor tpu_copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+    if (dst.sizes() != self.sizes()) dst.resize_(self.sizes());
+    return tpu_copy_from(self, dst, false);
+}
+
+c10::Scalar tpu_local_scalar_dense(const at::Tensor& self) {
+    ensure_init();
+    TORCH_CHECK(self.numel() == 1, "a Tensor with ", self.numel(), " elements cannot be converted to Scalar");
+    at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
+    TT_CHECK(tt_rt_read(storage_of(self), (size_t)self.storage_offset() * self.element_size(), host.data_ptr(),
+                        self.element_size()));
+    return host.item();
+}
+
+at::Tensor& tpu_set_source_storage(at::Tensor& self, c10::Storage src) {
+    return at::cpu::set_(self, src);
+}
+at::Tensor& tpu_set_source_storage_offset(at::Tensor& self, c10::Storage src, c10::SymInt offset,
+                                          c10::SymIntArrayRef size, c10::SymIntArrayRef stride) {
+    return at::cpu::set__symint(self, src, offset, size, stride);
+}
+at::Tensor& tpu_set_source_tensor(at::Tensor& self, const at::Tensor& src) { return at::native::set_tensor_(self, src); }
+at::Tensor& tpu_set_empty(at::Tensor& self) {
+    c10::Storage storage(c10::Storage::use_byte_size_t(), 0, tpu_allocator(), true);
+    return at::cpu::set_(self, storage);
+}
+
+}  // namespace
+
+at::Tensor empty_tpu(at::IntArrayRef sizes, c10::ScalarType dtype, c10::DeviceIndex device) {
+    return tpu_empty(sizes, dtype, std::nullopt, c10::Device(c10::DeviceType::PrivateUse1, device), std::nullopt,
+                     std::nullopt);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+    m.impl("empty.memory_format", tpu_empty);
+    m.impl("empty_strided", tpu_empty_strided);
+    m.impl("as_strided", tpu_as_strided);
+    m.impl("view", at::native::view);
+    m.impl("_reshape_alias", at::native::_reshape_alias);
+    m.impl("unfold", at::native::unfold);
+    m.impl("resize_", tpu_resize_);
+    m.impl("_copy_from", tpu_copy_from);
+    m.impl("_copy_from_and_resize", tpu_copy_from_and_resize);
+    m.impl("_local_scalar_dense", tpu_local_scalar_dense);
+    m.impl("set_.source_Storage", tpu_set_source_storage);
+    m.impl("set_.source_Storage_storage_offset", tpu_set_source_storage_offset);
+    m.impl("set_.source_Tensor", tpu_set_source_tensor);
+    m.impl("set_", tpu_set_empty);
+}
+
+}  // namespace torchtpu

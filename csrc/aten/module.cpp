@@ -1,0 +1,117 @@
+// module.cpp — torchtpu._C: the functions the Python package calls.
+#include <torch/extension.h>
+
+#include <map>
+
+#include "shim.h"
+
+namespace torchtpu {
+std::map<std::string, int64_t> fallback_counts();
+void reset_fallback_counts();
+bool has_native(const std::string& key);
+void trace_begin();
+void trace_abort();
+std::string trace_end(const std::vector<at::Tensor>& outputs);
+}  // namespace torchtpu
+
+using namespace torchtpu;
+
+static void check(tt_status st) {
+    if (st != TT_OK) raise_status(st, "");
+}
+
+static py::dict metrics() {
+    ensure_init();
+    tt_rt_metrics m{};
+    tt_rt_metrics_get(&m);
+    py::dict ops;
+    for (int i = 0; i < TT_EAGER_MODE_COUNT; i++) ops[tt_rt_eager_mode_name((tt_rt_eager_mode)i)] = m.ops[i];
+    py::dict fb;
+    for (auto& kv : fallback_counts())
+        if (kv.second) fb[py::str(kv.first)] = kv.second;
+    py::dict d;
+    d["ops"] = ops;
+    d["compiles"] = m.compiles;
+    d["cache_hits"] = m.cache_hits;
+    d["cache_size"] = tt_rt_cache_size();
+    d["compile_seconds"] = m.compile_seconds;
+    d["fallbacks"] = fb;
+    d["bytes_to_device"] = m.bytes_to_device;
+    d["bytes_to_host"] = m.bytes_to_host;
+    d["peak_bytes"] = m.peak_bytes;
+    d["syncs"] = m.syncs;
+    return d;
+}
+
+static py::dict memory_stats(int device) {
+    ensure_init();
+    tt_rt_memory_stats m{};
+    check(tt_rt_memory_stats_get(device, &m));
+    py::dict d;
+    d["allocated"] = m.allocated;
+    d["peak_allocated"] = m.peak_allocated;
+    d["reserved"] = m.reserved;
+    d["limit"] = m.limit;
+    d["n_allocs"] = m.n_allocs;
+    return d;
+}
+
+static std::vector<std::string> lowered_ops() {
+    std::vector<std::string> names;
+    tt_lower_foreach([](void* u, const char* n) { static_cast<std::vector<std::string>*>(u)->push_back(n); }, &names);
+    return names;
+}
+
+PYBIND11_MODULE(_C, m) {
+    m.def("init", [] { ensure_init(); });
+    m.def("device_count", [] { ensure_init(); return tt_rt_device_count(); });
+    m.def("current_device", [] { return (int)current_device(); });
+    m.def("set_device", [](int d) { set_current_device((c10::DeviceIndex)d); });
+    m.def("driver_name", [] { ensure_init(); return std::string(tt_rt_driver_name()); });
+    m.def("synchronize", [](int d) {
+        ensure_init();
+        py::gil_scoped_release nogil;
+        check(tt_rt_synchronize(d));
+    });
+    m.def("set_eager_mode", [](const std::string& mode) {
+        ensure_init();
+        tt_rt_eager_mode md;
+        if (mode == "debug") md = TT_EAGER_DEBUG;
+        else if (mode == "strict") md = TT_EAGER_STRICT;
+        else if (mode == "fused") md = TT_EAGER_FUSED;
+        else throw py::value_error("eager mode must be 'debug', 'strict' or 'fused', got '" + mode + "'");
+        py::gil_scoped_release nogil;
+        check(tt_rt_set_eager_mode(md));
+    });
+    m.def("get_eager_mode", [] { ensure_init(); return std::string(tt_rt_eager_mode_name(tt_rt_get_eager_mode())); });
+    m.def("manual_seed", [](int d, uint64_t s) { ensure_init(); tt_rt_manual_seed(d, s); });
+    m.def("initial_seed", [](int d) { ensure_init(); return tt_rt_initial_seed(d); });
+    m.def("get_rng_state", [](int d) {
+        ensure_init();
+        uint64_t s, o;
+        tt_rt_rng_get_state(d, &s, &o);
+        return std::make_pair(s, o);
+    });
+    m.def("set_rng_state", [](int d, uint64_t s, uint64_t o) { ensure_init(); tt_rt_rng_set_state(d, s, o); });
+    m.def("memory_stats", &memory_stats);
+    m.def("reset_peak_memory_stats", [](int d) { ensure_init(); tt_rt_memory_reset_peak(d); });
+    m.def("empty_cache", [](int d) { ensure_init(); tt_rt_empty_cache(d); });
+    m.def("metrics", &metrics);
+    m.def("reset_metrics", [] {
+        ensure_init();
+        tt_rt_metrics_reset();
+        reset_fallback_counts();
+    });
+    m.def("cache_clear", [] { ensure_init(); tt_rt_cache_clear(); });
+    m.def("set_cpu_fallback", [](bool on) { set_cpu_fallback_enabled(on); });
+    m.def("get_cpu_fallback", [] { return cpu_fallback_enabled(); });
+    m.def("set_precision", [](int p) { set_precision((tt_precision)p); });
+    m.def("get_precision", [] { return (int)current_precision(); });
+    m.def("has_lowering", &has_native);
+    m.def("lowered_ops", &lowered_ops);
+    m.def("trace_begin", &trace_begin);
+    m.def("trace_abort", &trace_abort);
+    m.def("trace_end", &trace_end);
+    m.def("host_cpu_features", [] { return std::string(tt_host_cpu_features()); });
+    m.def("host_num_threads", [] { return tt_host_num_threads(); });
+}

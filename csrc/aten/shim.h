@@ -1,0 +1,50 @@
+// shim.h — the C++ layer between PyTorch's dispatcher and the C core. Only what the dispatcher demands lives here.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <c10/core/Device.h>
+
+#include <string>
+
+#include "tt_lower.h"
+#include "tt_runtime.h"
+
+namespace torchtpu {
+
+// Raises the Python exception that matches a core status (IndexError, TypeError, OutOfMemoryError,
+// NotImplementedError, RuntimeError) with the core's message.
+[[noreturn]] void raise_status(tt_status st, const std::string& context);
+
+// Every call into the C core goes through this check.
+#define TT_CHECK(expr)                                            \
+    do {                                                          \
+        tt_status tt_st_ = (expr);                                \
+        if (tt_st_ != TT_OK) ::torchtpu::raise_status(tt_st_, ""); \
+    } while (0)
+
+void ensure_init();                           // starts the runtime once (raises on bad environment)
+c10::DeviceIndex current_device();            // thread-local current tpu device
+void set_current_device(c10::DeviceIndex d);  // checked
+
+bool to_tt_dtype(c10::ScalarType st, tt_dtype* out);  // false for dtypes the core does not have
+c10::ScalarType to_torch_dtype(tt_dtype dt);
+
+tt_rt_storage* storage_of(const at::Tensor& t);  // the core storage behind a tpu tensor (may be NULL if 0 bytes)
+tt_rt_tensor view_of(const at::Tensor& t);       // storage + offset + sizes + strides
+
+c10::Allocator* tpu_allocator();
+at::Tensor empty_tpu(at::IntArrayRef sizes, c10::ScalarType dtype, c10::DeviceIndex device);
+
+// Writes src (any tpu tensor on the same device; dtype converted, broadcast) into the view dst.
+void launch_assign(const at::Tensor& src, const at::Tensor& dst);
+
+// Matmul precision in force for new lowerings (TT_PRECISION_FP32 until the precision API lands).
+tt_precision current_precision();
+void set_precision(tt_precision p);
+
+// CPU fallback policy and counters.
+bool cpu_fallback_enabled();
+void set_cpu_fallback_enabled(bool on);
+void count_fallback(const std::string& op);
+
+}  // namespace torchtpu

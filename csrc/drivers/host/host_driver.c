@@ -1,0 +1,188 @@
+/* host_driver.c — the host driver's vtable: buffers as 64-byte aligned host memory with per-device accounting,
+ * byte copies, and the compile/execute entry points (implemented in host_exec.c). */
+#include "host_internal.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tt_buffer {
+    void *data;    /* 64-byte aligned, never NULL */
+    size_t nbytes; /* requested size */
+    size_t charged;
+    int device;
+};
+
+typedef struct host_ctx {
+    int n_devices;
+    size_t limit; /* per device, 0 = none */
+    _Atomic size_t *in_use; /* per device */
+} host_ctx;
+
+static int host_device_count(void *ctx) { return ((host_ctx *)ctx)->n_devices; }
+
+static tt_status host_buffer_alloc(void *ctx, int device, size_t nbytes, tt_buffer **out) {
+    host_ctx *c = ctx;
+    *out = NULL;
+    if (device < 0 || device >= c->n_devices)
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "tpu:%d does not exist (%d devices)", device, c->n_devices);
+    if (nbytes > SIZE_MAX - 128)
+        return tt_error(TT_STATUS_OUT_OF_MEMORY, "tpu:%d out of memory: tried to allocate %zu bytes", device, nbytes);
+    size_t rounded = (nbytes + 63) / 64 * 64;
+    if (rounded == 0) rounded = 64;
+    /* Reserve first (compare-and-swap) so concurrent allocations cannot both pass the limit. */
+    size_t cur = atomic_load(&c->in_use[device]);
+    for (;;) {
+        if (c->limit && (nbytes > c->limit || cur > c->limit - nbytes))
+            return tt_error(TT_STATUS_OUT_OF_MEMORY,
+                            "tpu:%d out of memory: tried to allocate %zu bytes; %zu bytes in use, limit %zu bytes",
+                            device, nbytes, cur, c->limit);
+        if (atomic_compare_exchange_weak(&c->in_use[device], &cur, cur + nbytes)) break;
+    }
+    tt_buffer *b = malloc(sizeof *b);
+    void *data = aligned_alloc(64, rounded);
+    if (!b || !data) {
+        free(b);
+        free(data);
+        atomic_fetch_sub(&c->in_use[device], nbytes);
+        return tt_error(TT_STATUS_OUT_OF_MEMORY,
+                        "tpu:%d out of memory: tried to allocate %zu bytes; the host allocation failed", device,
+                        nbytes);
+    }
+    b->data = data;
+    b->nbytes = nbytes;
+    b->charged = nbytes;
+    b->device = device;
+    *out = b;
+    return TT_OK;
+}
+
+static void host_buffer_free(void *ctx, tt_buffer *buf) {
+    host_ctx *c = ctx;
+    if (!buf) return;
+    atomic_fetch_sub(&c->in_use[buf->device], buf->charged);
+    free(buf->data);
+    free(buf);
+}
+
+static void *host_buffer_address(void *ctx, tt_buffer *buf) {
+    (void)ctx;
+    return buf ? buf->data : NULL;
+}
+
+static tt_status check_range(const tt_buffer *b, size_t off, size_t n, const char *what) {
+    if (!b) return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: NULL buffer", what);
+    if (off > b->nbytes || n > b->nbytes - off)
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: range [%zu, %zu) outside a buffer of %zu bytes", what, off,
+                        off + n, b->nbytes);
+    return TT_OK;
+}
+
+static tt_status host_write(void *ctx, tt_buffer *dst, size_t off, const void *src, size_t n) {
+    (void)ctx;
+    tt_status st = check_range(dst, off, n, "write");
+    if (st != TT_OK) return st;
+    if (n) memcpy((char *)dst->data + off, src, n);
+    return TT_OK;
+}
+
+static tt_status host_read(void *ctx, tt_buffer *src, size_t off, void *dst, size_t n) {
+    (void)ctx;
+    tt_status st = check_range(src, off, n, "read");
+    if (st != TT_OK) return st;
+    if (n) memcpy(dst, (const char *)src->data + off, n);
+    return TT_OK;
+}
+
+static tt_status host_copy(void *ctx, tt_buffer *dst, size_t doff, tt_buffer *src, size_t soff, size_t n) {
+    (void)ctx;
+    tt_status st = check_range(dst, doff, n, "copy");
+    if (st == TT_OK) st = check_range(src, soff, n, "copy");
+    if (st != TT_OK) return st;
+    if (n) memmove((char *)dst->data + doff, (const char *)src->data + soff, n);
+    return TT_OK;
+}
+
+void *tt_host_buffer_data(tt_buffer *buf) { return buf ? buf->data : NULL; }
+size_t tt_host_buffer_size(const tt_buffer *buf) { return buf ? buf->nbytes : 0; }
+
+static tt_status host_compile(void *ctx, tt_ir_program *p, tt_executable **out) {
+    (void)ctx;
+    return tt_host_compile(p, out);
+}
+
+static void host_executable_free(void *ctx, tt_executable *exe) {
+    (void)ctx;
+    tt_host_executable_free(exe);
+}
+
+static tt_status host_execute(void *ctx, int device, tt_executable *exe, const tt_exec_arg *args, int32_t n_args,
+                              const tt_exec_arg *results, int32_t n_results) {
+    host_ctx *c = ctx;
+    if (device < 0 || device >= c->n_devices)
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "tpu:%d does not exist (%d devices)", device, c->n_devices);
+    return tt_host_execute(exe, args, n_args, results, n_results);
+}
+
+static bool host_supports_op(void *ctx, tt_ir_op op, tt_dtype dtype) {
+    (void)ctx;
+    (void)dtype;
+    return op != TT_OP_CUSTOM_CALL && (unsigned)op < TT_OP_COUNT;
+}
+
+static tt_status host_memory_stats(void *ctx, int device, tt_driver_memory_stats *out) {
+    host_ctx *c = ctx;
+    if (device < 0 || device >= c->n_devices)
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "tpu:%d does not exist (%d devices)", device, c->n_devices);
+    out->bytes_in_use = atomic_load(&c->in_use[device]);
+    out->bytes_limit = c->limit;
+    return TT_OK;
+}
+
+static void host_destroy(void *ctx) {
+    host_ctx *c = ctx;
+    if (!c) return;
+    free((void *)c->in_use);
+    free(c);
+}
+
+tt_driver *tt_host_driver_create(int n_devices, size_t memory_limit) {
+    if (n_devices < 1) n_devices = 1;
+    tt_driver *d = calloc(1, sizeof *d);
+    host_ctx *c = calloc(1, sizeof *c);
+    _Atomic size_t *in_use = calloc((size_t)n_devices, sizeof *in_use);
+    if (!d || !c || !in_use) {
+        free(d);
+        free(c);
+        free((void *)in_use);
+        return NULL;
+    }
+    for (int i = 0; i < n_devices; i++) atomic_init(&in_use[i], 0);
+    c->n_devices = n_devices;
+    c->limit = memory_limit;
+    c->in_use = in_use;
+    d->ctx = c;
+    d->iface.struct_size = sizeof(tt_driver_i);
+    d->iface.name = "host";
+    d->iface.version = 1;
+    d->iface.device_count = host_device_count;
+    d->iface.buffer_alloc = host_buffer_alloc;
+    d->iface.buffer_free = host_buffer_free;
+    d->iface.buffer_address = host_buffer_address;
+    d->iface.write = host_write;
+    d->iface.read = host_read;
+    d->iface.copy = host_copy;
+    d->iface.compile = host_compile;
+    d->iface.executable_free = host_executable_free;
+    d->iface.execute = host_execute;
+    d->iface.supports_op = host_supports_op;
+    d->iface.memory_stats = host_memory_stats;
+    d->iface.destroy = host_destroy;
+    return d;
+}
+
+void tt_driver_destroy(tt_driver *d) {
+    if (!d) return;
+    if (d->iface.destroy) d->iface.destroy(d->ctx);
+    free(d);
+}

@@ -1,0 +1,396 @@
+/* host_exec.c — compile (a static memory plan) and execute (an interpreter over the program's nodes).
+ *
+ * compile assigns every temporary value and every node's scratch a 64-byte aligned offset in one arena, by
+ * first-fit over value lifetimes, so values dead after a node give their memory to later nodes. The executable
+ * keeps one arena, taken with a try-lock by execute; a concurrent execution of the same executable allocates
+ * its own. Contiguous tensor parameters are read in place; strided ones are gathered into a malloc'd temporary.
+ */
+#include "host_internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_SLOT (-1)
+
+struct tt_executable {
+    tt_ir_program *p;
+    int64_t *slot;        /* per value: arena offset, or NO_SLOT */
+    int64_t *scratch;     /* per node: arena offset of its scratch, or NO_SLOT */
+    const void **fixed;   /* per value: pointer fixed at compile time (aligned constants), else NULL */
+    size_t arena_bytes;   /* slots, after the per-value pointer table */
+    size_t table_bytes;   /* per-value pointer table at the arena's start */
+    pthread_mutex_t lock; /* guards arena */
+    void *arena;
+};
+
+static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
+
+static size_t value_bytes(const tt_ir_program *p, tt_ir_value v) {
+    const tt_ir_type *t = &p->types[v];
+    return (size_t)tt_host_numel(t) * tt_dtype_size(t->dtype);
+}
+
+size_t tt_host_scratch_bytes(const tt_ir_program *p, const tt_ir_node *n) {
+    const tt_ir_type *x = n->n_inputs > 0 ? tt_host_in_type(p, n, 0) : NULL;
+    switch (n->op) {
+    case TT_OP_REDUCE: {
+        /* Room to move the reduced dims last, unless they already are (ignoring size-1 dims). */
+        int32_t seen_kept_after_reduced = 0, in_reduced = 0;
+        for (int32_t d = 0; d < x->rank; d++) {
+            bool red = false;
+            for (int64_t i = 0; i < n->attrs.reduce.dims.n; i++) red |= n->attrs.reduce.dims.v[i] == d;
+            if (x->dims[d] == 1) continue;
+            if (red) in_reduced = 1;
+            else if (in_reduced) seen_kept_after_reduced = 1;
+        }
+        return seen_kept_after_reduced ? (size_t)tt_host_numel(x) * tt_dtype_size(x->dtype) : 0;
+    }
+    case TT_OP_CUMULATIVE:
+    case TT_OP_ARG_REDUCE: {
+        int64_t dim = n->op == TT_OP_CUMULATIVE ? n->attrs.cumulative.dim : n->attrs.arg_reduce.dim;
+        int64_t inner = 1;
+        for (int32_t i = (int32_t)dim + 1; i < x->rank; i++) inner *= x->dims[i];
+        return (size_t)inner * 16;
+    }
+    case TT_OP_SORT: {
+        int64_t d = x->rank ? x->dims[n->attrs.sort.dim] : 1;
+        return (size_t)d * 24;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* ---- the memory plan: first-fit over live intervals ---- */
+typedef struct live_block {
+    int64_t off, size, end; /* end: last node index that uses it */
+} live_block;
+
+typedef struct planner {
+    live_block *blocks;
+    int32_t n, cap;
+    int64_t top;
+} planner;
+
+static void planner_expire(planner *pl, int64_t now) {
+    int32_t k = 0;
+    for (int32_t i = 0; i < pl->n; i++)
+        if (pl->blocks[i].end >= now) pl->blocks[k++] = pl->blocks[i];
+    pl->n = k;
+}
+
+/* Blocks are kept sorted by offset; returns the offset or -1 on out of memory. */
+static int64_t planner_alloc(planner *pl, int64_t size, int64_t end) {
+    if (size == 0) size = 64;
+    int64_t pos = 0;
+    int32_t at = pl->n;
+    for (int32_t i = 0; i < pl->n; i++) {
+        if (pl->blocks[i].off - pos >= size) {
+            at = i;
+            break;
+        }
+        int64_t e = pl->blocks[i].off + pl->blocks[i].size;
+        if (e > pos) pos = e;
+    }
+    if (pl->n == pl->cap) {
+        int32_t cap = pl->cap ? pl->cap * 2 : 64;
+        live_block *nb = realloc(pl->blocks, (size_t)cap * sizeof *nb);
+        if (!nb) return -1;
+        pl->blocks = nb;
+        pl->cap = cap;
+    }
+    memmove(&pl->blocks[at + 1], &pl->blocks[at], (size_t)(pl->n - at) * sizeof *pl->blocks);
+    pl->blocks[at] = (live_block){pos, size, end};
+    pl->n++;
+    if (pos + size > pl->top) pl->top = pos + size;
+    return pos;
+}
+
+static tt_status check_supported(const tt_ir_program *p) {
+    for (int32_t k = 0; k < p->n_nodes; k++) {
+        const tt_ir_node *n = &p->nodes[k];
+        if ((unsigned)n->op >= TT_OP_COUNT) return tt_error(TT_STATUS_INTERNAL, "host: bad op %d", (int)n->op);
+        if (n->op == TT_OP_CUSTOM_CALL)
+            return tt_error(TT_STATUS_UNSUPPORTED, "custom_call %.64s is not supported by the host driver",
+                            n->attrs.custom_call.target);
+        for (int32_t o = 0; o < n->n_outputs; o++)
+            if (p->types[n->outputs[o]].rank > TT_MAX_RANK || (unsigned)p->types[n->outputs[o]].dtype >= TT_DTYPE_COUNT)
+                return tt_error(TT_STATUS_INTERNAL, "host: bad result type at node %d", (int)k);
+    }
+    return TT_OK;
+}
+
+tt_status tt_host_compile(tt_ir_program *p, tt_executable **out) {
+    *out = NULL;
+    if (!p) return tt_error(TT_STATUS_INVALID_ARGUMENT, "host compile: NULL program");
+    tt_status st = check_supported(p);
+    if (st != TT_OK) return st;
+    tt_executable *e = calloc(1, sizeof *e);
+    int32_t nv = p->n_values, nn = p->n_nodes;
+    int64_t *last = malloc(((size_t)nv + 1) * sizeof *last);
+    planner pl = {0};
+    if (!e) goto oom;
+    e->slot = malloc(((size_t)nv + 1) * sizeof *e->slot);
+    e->scratch = malloc(((size_t)nn + 1) * sizeof *e->scratch);
+    e->fixed = calloc((size_t)nv + 1, sizeof *e->fixed);
+    if (!last || !e->slot || !e->scratch || !e->fixed) goto oom;
+
+    /* Last use of every value: the last node reading it; program outputs live to the end (index nn). */
+    for (int32_t v = 0; v < nv; v++) {
+        last[v] = p->value_node[v];
+        e->slot[v] = NO_SLOT;
+    }
+    for (int32_t k = 0; k < nn; k++) {
+        const tt_ir_node *n = &p->nodes[k];
+        for (int32_t i = 0; i < n->n_inputs; i++) last[p->operands[n->inputs_offset + i]] = k;
+    }
+    for (int32_t o = 0; o < p->n_outputs; o++) last[p->outputs[o]] = nn;
+
+    /* Leaves are written before the first node runs, so they are placed first (live from the start). Then
+     * the other nodes in order: their results and scratch. */
+    for (int pass = 0; pass < 2; pass++)
+    for (int32_t k = 0; k < nn; k++) {
+        const tt_ir_node *n = &p->nodes[k];
+        bool leaf = n->op == TT_OP_PARAMETER || n->op == TT_OP_SCALAR_PARAMETER || n->op == TT_OP_CONSTANT;
+        if (leaf != (pass == 0)) continue;
+        if (pass == 1) planner_expire(&pl, k);
+        for (int32_t o = 0; o < n->n_outputs; o++) {
+            tt_ir_value v = n->outputs[o];
+            int64_t size = (int64_t)round64(value_bytes(p, v));
+            if (n->op == TT_OP_PARAMETER) {
+                /* Read in place; a slot only when it is a program output (copied before results are written,
+                 * since results may alias the parameter's buffer). */
+                if (last[v] != nn) continue;
+            } else if (n->op == TT_OP_CONSTANT) {
+                const uint8_t *src = p->constants + n->attrs.constant.offset;
+                if (((uintptr_t)src & 15) == 0) {
+                    e->fixed[v] = src;
+                    continue;
+                }
+            }
+            int64_t off = planner_alloc(&pl, size, last[v]);
+            if (off < 0) goto oom;
+            e->slot[v] = off;
+        }
+        size_t sb = leaf ? 0 : tt_host_scratch_bytes(p, n);
+        e->scratch[k] = NO_SLOT;
+        if (sb) {
+            int64_t off = planner_alloc(&pl, (int64_t)round64(sb), k);
+            if (off < 0) goto oom;
+            e->scratch[k] = off;
+        }
+    }
+    e->table_bytes = round64((size_t)nv * sizeof(void *) + 1);
+    e->arena_bytes = (size_t)pl.top;
+    e->arena = aligned_alloc(64, e->table_bytes + e->arena_bytes);
+    if (!e->arena) goto oom;
+    if (pthread_mutex_init(&e->lock, NULL) != 0) {
+        free(e->arena);
+        goto oom;
+    }
+    free(pl.blocks);
+    free(last);
+    tt_ir_program_retain(p);
+    e->p = p;
+    *out = e;
+    return TT_OK;
+oom:
+    free(pl.blocks);
+    free(last);
+    if (e) {
+        free(e->slot);
+        free(e->scratch);
+        free(e->fixed);
+        free(e);
+    }
+    return tt_error(TT_STATUS_OUT_OF_MEMORY, "host compile: out of host memory");
+}
+
+void tt_host_executable_free(tt_executable *e) {
+    if (!e) return;
+    tt_ir_program_destroy(e->p);
+    pthread_mutex_destroy(&e->lock);
+    free(e->arena);
+    free(e->slot);
+    free(e->scratch);
+    free(e->fixed);
+    free(e);
+}
+
+/* ---- execute ---- */
+
+/* Whether a view is the row-major layout of its shape (size-1 dims' strides do not matter). */
+static bool view_contiguous(const tt_ir_type *t, const int64_t *strides) {
+    int64_t s = 1;
+    for (int32_t i = t->rank - 1; i >= 0; i--) {
+        if (t->dims[i] != 1 && strides[i] != s) return false;
+        s *= t->dims[i];
+    }
+    return true;
+}
+
+static tt_status check_view(const tt_ir_type *t, const tt_exec_arg *a, const char *what, int32_t i) {
+    if (!a->buffer) return tt_error(TT_STATUS_INVALID_ARGUMENT, "host execute: %s %d has no buffer", what, (int)i);
+    int64_t n = tt_host_numel(t);
+    if (n == 0) return TT_OK;
+    int64_t lo = a->offset, hi = a->offset;
+    for (int32_t d = 0; d < t->rank; d++) {
+        int64_t span = (t->dims[d] - 1) * a->strides[d];
+        if (span < 0) lo += span;
+        else hi += span;
+    }
+    int64_t cap = (int64_t)(tt_host_buffer_size(a->buffer) / tt_dtype_size(t->dtype));
+    if (lo < 0 || hi >= cap)
+        return tt_error(TT_STATUS_INVALID_ARGUMENT,
+                        "host execute: %s %d view [%lld, %lld] outside its buffer of %lld elements", what, (int)i,
+                        (long long)lo, (long long)hi, (long long)cap);
+    return TT_OK;
+}
+
+static void scalar_to_dtype(tt_dtype dt, const tt_exec_arg *a, void *dst) {
+    if (tt_dtype_is_float(dt)) tt_host_store_f64(dt, &a->f, 1, dst);
+    else tt_host_store_i64(dt, &a->i, 1, dst);
+}
+
+static tt_status run_heavy(const tt_ir_program *p, const tt_ir_node *n, void *const *vals) {
+    void *out = vals[n->outputs[0]];
+    switch (n->op) {
+    case TT_OP_DOT_GENERAL:
+        return tt_host_dot_general(p, n, tt_host_in(p, n, vals, 0), tt_host_in(p, n, vals, 1), out);
+    case TT_OP_CONVOLUTION:
+        return tt_host_convolution(p, n, tt_host_in(p, n, vals, 0), tt_host_in(p, n, vals, 1), out);
+    default:
+        return tt_host_reduce_window(p, n, tt_host_in(p, n, vals, 0), out);
+    }
+}
+
+static tt_status run_node(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch) {
+    switch (n->op) {
+    case TT_OP_PARAMETER:
+    case TT_OP_SCALAR_PARAMETER:
+    case TT_OP_CONSTANT:
+        return TT_OK; /* set up before the loop */
+    case TT_OP_IOTA: return tt_host_iota(p, n, vals, scratch);
+    case TT_OP_RNG_UNIFORM: return tt_host_rng_uniform(p, n, vals, scratch);
+    case TT_OP_SELECT: return tt_host_select(p, n, vals, scratch);
+    case TT_OP_CONVERT: return tt_host_convert(p, n, vals, scratch);
+    case TT_OP_BROADCAST_IN_DIM:
+    case TT_OP_RESHAPE:
+    case TT_OP_TRANSPOSE:
+    case TT_OP_SLICE:
+    case TT_OP_DYNAMIC_SLICE:
+    case TT_OP_DYNAMIC_UPDATE_SLICE:
+    case TT_OP_CONCATENATE:
+    case TT_OP_PAD:
+    case TT_OP_REVERSE: return tt_host_movement(p, n, vals, scratch);
+    case TT_OP_GATHER: return tt_host_gather(p, n, vals, scratch);
+    case TT_OP_SCATTER: return tt_host_scatter(p, n, vals, scratch);
+    case TT_OP_REDUCE: return tt_host_reduce(p, n, vals, scratch);
+    case TT_OP_ARG_REDUCE: return tt_host_arg_reduce(p, n, vals, scratch);
+    case TT_OP_CUMULATIVE: return tt_host_cumulative(p, n, vals, scratch);
+    case TT_OP_SORT: return tt_host_sort(p, n, vals, scratch);
+    case TT_OP_DOT_GENERAL:
+    case TT_OP_CONVOLUTION:
+    case TT_OP_REDUCE_WINDOW: return run_heavy(p, n, vals);
+    case TT_OP_CUSTOM_CALL:
+        return tt_error(TT_STATUS_UNSUPPORTED, "custom_call %.64s is not supported by the host driver",
+                        n->attrs.custom_call.target);
+    default: return tt_host_elementwise(p, n, vals, scratch);
+    }
+}
+
+tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_args, const tt_exec_arg *results,
+                          int32_t n_results) {
+    if (!e) return tt_error(TT_STATUS_INVALID_ARGUMENT, "host execute: NULL executable");
+    const tt_ir_program *p = e->p;
+    if (n_args != p->n_params || n_results != p->n_outputs)
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "host execute: got %d arguments and %d results, program has %d and %d",
+                        (int)n_args, (int)n_results, (int)p->n_params, (int)p->n_outputs);
+    /* Validate every view before touching memory. */
+    for (int32_t i = 0; i < n_args; i++) {
+        tt_ir_value v = p->params[i];
+        if (p->nodes[p->value_node[v]].op != TT_OP_PARAMETER) continue;
+        tt_status st = check_view(&p->types[v], &args[i], "argument", i);
+        if (st != TT_OK) return st;
+    }
+    for (int32_t i = 0; i < n_results; i++) {
+        tt_status st = check_view(&p->types[p->outputs[i]], &results[i], "result", i);
+        if (st != TT_OK) return st;
+    }
+
+    bool owned = pthread_mutex_trylock(&e->lock) != 0;
+    char *arena = owned ? aligned_alloc(64, e->table_bytes + e->arena_bytes) : e->arena;
+    if (!arena) return tt_error(TT_STATUS_OUT_OF_MEMORY, "host execute: out of host memory for temporaries");
+    void **vals = (void **)(void *)arena;
+    char *slots = arena + e->table_bytes;
+    void *gathered[16];
+    void **gath = gathered;
+    int32_t n_gath = 0;
+    tt_status st = TT_OK;
+    if (n_args > 16) {
+        gath = malloc((size_t)n_args * sizeof *gath);
+        if (!gath) {
+            st = tt_error(TT_STATUS_OUT_OF_MEMORY, "host execute: out of host memory");
+            goto done;
+        }
+    }
+    for (int32_t v = 0; v < p->n_values; v++)
+        vals[v] = e->fixed[v] ? (void *)(uintptr_t)e->fixed[v] : e->slot[v] != NO_SLOT ? slots + e->slot[v] : NULL;
+
+    for (int32_t i = 0; i < n_args; i++) {
+        tt_ir_value v = p->params[i];
+        const tt_ir_type *t = &p->types[v];
+        size_t es = tt_dtype_size(t->dtype);
+        if (p->nodes[p->value_node[v]].op == TT_OP_SCALAR_PARAMETER) {
+            scalar_to_dtype(t->dtype, &args[i], vals[v]);
+            continue;
+        }
+        char *base = tt_host_buffer_data(args[i].buffer);
+        if (view_contiguous(t, args[i].strides)) {
+            void *src = base + args[i].offset * (int64_t)es;
+            /* An output parameter gets a private copy so result writes cannot clobber it. */
+            if (vals[v]) memcpy(vals[v], src, value_bytes(p, v));
+            else vals[v] = src;
+            continue;
+        }
+        void *tmp = vals[v];
+        if (!tmp) {
+            tmp = malloc(value_bytes(p, v) + 1);
+            if (!tmp) {
+                st = tt_error(TT_STATUS_OUT_OF_MEMORY, "host execute: out of host memory gathering argument %d", (int)i);
+                goto done;
+            }
+            gath[n_gath++] = tmp;
+        }
+        int64_t cs[TT_MAX_RANK];
+        tt_host_contiguous_strides(t->rank, t->dims, cs);
+        tt_host_strided_copy(es, t->rank, t->dims, tmp, 0, cs, base, args[i].offset, args[i].strides);
+        vals[v] = tmp;
+    }
+    for (int32_t k = 0; k < p->n_nodes; k++) {
+        const tt_ir_node *n = &p->nodes[k];
+        if (n->op == TT_OP_CONSTANT && !e->fixed[n->outputs[0]])
+            memcpy(vals[n->outputs[0]], p->constants + n->attrs.constant.offset, value_bytes(p, n->outputs[0]));
+    }
+    for (int32_t k = 0; k < p->n_nodes; k++) {
+        const tt_ir_node *n = &p->nodes[k];
+        st = run_node(p, n, vals, e->scratch[k] != NO_SLOT ? slots + e->scratch[k] : NULL);
+        if (st != TT_OK) goto done;
+    }
+    /* Every output is final in a temporary (or a private copy); now write the results. */
+    for (int32_t o = 0; o < n_results; o++) {
+        tt_ir_value v = p->outputs[o];
+        const tt_ir_type *t = &p->types[v];
+        int64_t cs[TT_MAX_RANK];
+        tt_host_contiguous_strides(t->rank, t->dims, cs);
+        tt_host_strided_copy(tt_dtype_size(t->dtype), t->rank, t->dims, tt_host_buffer_data(results[o].buffer),
+                             results[o].offset, results[o].strides, vals[v], 0, cs);
+    }
+done:
+    for (int32_t i = 0; i < n_gath; i++) free(gath[i]);
+    if (gath != gathered) free(gath);
+    if (owned) free(arena);
+    else pthread_mutex_unlock(&e->lock);
+    return st;
+}

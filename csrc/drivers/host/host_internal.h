@@ -1,0 +1,88 @@
+/* host_internal.h — shared internals of the host driver's interpreter (host_exec.c and the kernel families
+ * host_elementwise.c, host_movement.c, host_index.c, host_reduce.c, host_sort.c, host_util.c). Not public.
+ *
+ * Every non-leaf node computes into a contiguous row-major temporary laid out as its result type. Kernels get
+ * the program, the node and `vals` (per program value: its data, borrowed from the execution's arena, the
+ * program's constant pool or a parameter buffer), plus `scratch`, a per-node arena block of
+ * tt_host_scratch_bytes(p, node) bytes, 64-byte aligned.
+ */
+#ifndef TT_HOST_INTERNAL_H
+#define TT_HOST_INTERNAL_H
+
+#include "host_kernels.h"
+
+/* Elements per block in blocked elementwise loops (stack buffers of this many compute values). */
+#define TT_HOST_BLOCK 512
+/* Elements below which loops do not go to the thread pool. */
+#define TT_HOST_GRAIN 32768
+
+/* Compute classes: bf16/f16 compute in f32, every integer and bool computes in i64. */
+typedef enum tt_host_class { TT_HOST_CF32, TT_HOST_CF64, TT_HOST_CI64 } tt_host_class;
+
+static inline tt_host_class tt_host_class_of(tt_dtype dt) {
+    if (dt == TT_F64) return TT_HOST_CF64;
+    if (dt == TT_F32 || dt == TT_BF16 || dt == TT_F16) return TT_HOST_CF32;
+    return TT_HOST_CI64;
+}
+
+static inline int64_t tt_host_numel(const tt_ir_type *t) { return tt_numel(t->rank, t->dims); }
+
+static inline const void *tt_host_in(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, int i) {
+    return vals[p->operands[n->inputs_offset + i]];
+}
+static inline const tt_ir_type *tt_host_in_type(const tt_ir_program *p, const tt_ir_node *n, int i) {
+    return &p->types[p->operands[n->inputs_offset + i]];
+}
+
+/* ---- host_driver.c / host_exec.c ---- */
+void *tt_host_buffer_data(tt_buffer *buf);
+size_t tt_host_buffer_size(const tt_buffer *buf);
+tt_status tt_host_compile(tt_ir_program *p, tt_executable **out);
+void tt_host_executable_free(tt_executable *exe);
+tt_status tt_host_execute(tt_executable *exe, const tt_exec_arg *args, int32_t n_args, const tt_exec_arg *results,
+                          int32_t n_results);
+
+/* ---- host_util.c: conversions and strided copies ---- */
+/* Loads n elements of dtype dt into a compute array (any dtype to any class; float->int saturates, NaN -> 0). */
+void tt_host_load_f32(tt_dtype dt, const void *src, int64_t n, float *dst);
+void tt_host_load_f64(tt_dtype dt, const void *src, int64_t n, double *dst);
+void tt_host_load_i64(tt_dtype dt, const void *src, int64_t n, int64_t *dst);
+/* Stores n compute values as dtype dt (rounding to bf16/f16, wrapping integers, bool = x != 0). */
+void tt_host_store_f32(tt_dtype dt, const float *src, int64_t n, void *dst);
+void tt_host_store_f64(tt_dtype dt, const double *src, int64_t n, void *dst);
+void tt_host_store_i64(tt_dtype dt, const int64_t *src, int64_t n, void *dst);
+/* Float to int64 without UB: truncates toward zero, NaN -> 0, out of range saturates. */
+int64_t tt_host_f64_to_i64(double v);
+/* Copies a rank-dimensional block of elements of es bytes: dst[doff + sum i*dstr] = src[soff + sum i*sstr]
+ * (offsets and strides in elements, strides may be 0 or negative). Parallel when large. */
+void tt_host_strided_copy(size_t es, int32_t rank, const int64_t *dims, void *dst, int64_t doff,
+                          const int64_t *dstr, const void *src, int64_t soff, const int64_t *sstr);
+/* Row-major strides (in elements) of a shape. */
+void tt_host_contiguous_strides(int32_t rank, const int64_t *dims, int64_t *strides);
+/* Fills n elements of es bytes with the value at val. */
+void tt_host_fill(size_t es, void *dst, int64_t n, const void *val);
+
+/* ---- kernels (one per family file); all return TT_OK or an error status with a message ---- */
+typedef tt_status (*tt_host_kernel)(const tt_ir_program *p, const tt_ir_node *n, void *const *vals,
+                                    void *scratch);
+tt_status tt_host_elementwise(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch);
+tt_status tt_host_convert(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch);
+tt_status tt_host_select(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch);
+tt_status tt_host_iota(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch);
+tt_status tt_host_rng_uniform(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch);
+tt_status tt_host_movement(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch);
+tt_status tt_host_gather(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch);
+tt_status tt_host_scatter(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch);
+tt_status tt_host_reduce(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch);
+tt_status tt_host_arg_reduce(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch);
+tt_status tt_host_cumulative(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch);
+tt_status tt_host_sort(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch);
+
+/* Scratch bytes a node's kernel needs (0 for most). */
+size_t tt_host_scratch_bytes(const tt_ir_program *p, const tt_ir_node *n);
+
+/* Special functions (host_special.c), in double; f32 callers round the result. */
+double tt_host_erfinv(double x);
+double tt_host_digamma(double x);
+
+#endif

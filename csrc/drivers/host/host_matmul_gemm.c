@@ -1,0 +1,608 @@
+/* host_matmul_gemm.c — the host driver's GEMMs: f32 with TPU precision (bf16 passes), f64, wrapping i64.
+ *
+ * f32 path (C[b] = A[b] x B[b], A read as A[m*a_rs + k*a_cs], B as B[k*b_rs + n*b_cs]):
+ *   precision is applied while packing. Each operand element x is split into bf16 parts hi = bf16(x),
+ *   mid = bf16(x - hi), lo = bf16(x - hi - mid); a precision is a list of T terms (part of A, part of B) and the
+ *   packed K axis is expanded T-fold (k' = k*T + t), so HIGH and HIGHEST are simply 3x and 6x longer runs of
+ *   the DEFAULT kernel, all accumulated in f32:
+ *     DEFAULT  (hi,hi)                                           T = 1
+ *     HIGH     (hi,hi) (hi,mid) (mid,hi)                          T = 3   (mid is "lo" of the 2-way split)
+ *     HIGHEST  (hi,hi) (hi,mid) (mid,hi) (hi,lo) (lo,hi) (mid,mid) T = 6
+ *     FP32     exact f32 values, f32 FMA                          T = 1
+ *   Kernels: AVX512-BF16 vdpbf16ps on pairs over k' (bf16 terms), else AVX-512F / AVX2+FMA / portable C f32
+ *   FMA on the same bf16-exact values (products of bf16 values are exact in f32, so results agree up to
+ *   accumulation order; vdpbf16ps also flushes denormals).
+ *   Blocking: C is cut into MC x NC tiles spread over the thread pool (with the batch); per tile and per KC slice
+ *   of k', A (MC x KC) and B (KC x NC) are packed into MR-row / NR-column micro-panels, and an MR x NR register
+ *   tile kernel walks them. Tiny problems skip packing and the pool entirely.
+ */
+#include "host_kernels.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+int tt_host_cpu_has(const char *feature);
+tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A, int64_t a_bs,
+                           int64_t a_rs, int64_t a_cs, const float *B, int64_t b_bs, int64_t b_rs, int64_t b_cs,
+                           float *C, int64_t c_bs, int64_t ldc, tt_precision prec);
+tt_status tt_host_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K, const double *A, int64_t a_bs,
+                           const double *B, int64_t b_bs, double *C, int64_t c_bs, int64_t ldc);
+tt_status tt_host_gemm_i64(int64_t batch, int64_t M, int64_t N, int64_t K, const int64_t *A, int64_t a_bs,
+                           const int64_t *B, int64_t b_bs, int64_t *C, int64_t c_bs, int64_t ldc);
+
+#define MR 8
+#define NR 32
+#define MC 128
+#define NC 256
+#define KC 256 /* along the expanded k' axis; even, so bf16 pairs never straddle slices */
+
+enum { PART_HI, PART_MID, PART_LO, PART_EXACT };
+enum { KERN_PORTABLE, KERN_AVX2, KERN_AVX512, KERN_BF16 };
+
+static const uint8_t terms_a[4][6] = {{PART_HI}, {PART_HI, PART_HI, PART_MID},
+                                      {PART_HI, PART_HI, PART_MID, PART_HI, PART_LO, PART_MID}, {PART_EXACT}};
+static const uint8_t terms_b[4][6] = {{PART_HI}, {PART_HI, PART_MID, PART_HI},
+                                      {PART_HI, PART_MID, PART_HI, PART_LO, PART_HI, PART_MID}, {PART_EXACT}};
+static const int n_terms[4] = {1, 3, 6, 1};
+
+static inline uint32_t f2u(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+static inline float u2f(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+/* Round to the nearest bf16 (ties to even), returned as an f32 value. */
+static inline float bf16_round(float x) {
+    uint32_t u = f2u(x);
+    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    uint32_t q = (u | 0x00400000u) & 0xffff0000u; /* NaN stays a quiet NaN */
+    return u2f((u & 0x7fffffffu) > 0x7f800000u ? q : r);
+}
+static inline float split_part(float x, int part) {
+    if (part == PART_EXACT) return x;
+    float hi = bf16_round(x);
+    if (part == PART_HI) return hi;
+    if (!isfinite(hi)) return 0.0f; /* inf/NaN live entirely in hi; x - hi would make a NaN */
+    float r = x - hi; /* exact */
+    float mid = bf16_round(r);
+    if (part == PART_MID) return mid;
+    return bf16_round(r - mid);
+}
+
+typedef struct gemm_f32_job {
+    int64_t M, N, K, Kx, T;
+    const float *A, *B;
+    int64_t a_bs, a_rs, a_cs, b_bs, b_rs, b_cs;
+    float *C;
+    int64_t c_bs, ldc;
+    const uint8_t *ta, *tb;
+    int kern;
+    bool vec_split; /* AVX-512F available for the bf16 splitting */
+    int64_t m_tiles, n_tiles, m_panels, n_panels;
+    int64_t kw;    /* 32-bit words per packed panel row: Kx (f32) or ceil(Kx / 2) (bf16 pairs) */
+    float *pa, *pb; /* packed operands (bf16 pairs are stored in the same words) */
+} gemm_f32_job;
+
+/* ---- packing ----------------------------------------------------------------------------------------- */
+
+#if defined(__x86_64__)
+/* bf16_round on 16 lanes, bit-identical to the scalar version. */
+__attribute__((target("avx512f"))) static inline __m512 bf16_round16(__m512 x) {
+    __m512i u = _mm512_castps_si512(x), hi_mask = _mm512_set1_epi32((int)0xffff0000u);
+    __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)));
+    __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                            _mm512_set1_epi32(0x7f800000));
+    r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(u, _mm512_set1_epi32(0x00400000)));
+    return _mm512_castsi512_ps(_mm512_and_si512(r, hi_mask));
+}
+
+/* Contiguous split: returns how many leading elements it handled (a multiple of 16). */
+__attribute__((target("avx512f"))) static int64_t split_row_avx512(const float *src, int64_t n, bool hi_only,
+                                                                   float *hi, float *mid, float *lo) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 x = _mm512_loadu_ps(src + i), h = bf16_round16(x);
+        _mm512_storeu_ps(hi + i, h);
+        if (hi_only) continue;
+        /* x - hi, with inf/NaN (all in hi) contributing 0: mask lanes where hi is not finite. */
+        __m512i hu = _mm512_castps_si512(h);
+        __mmask16 fin = _mm512_cmplt_epu32_mask(_mm512_and_si512(hu, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+        __m512 r = _mm512_maskz_sub_ps(fin, x, h);
+        __m512 m = bf16_round16(r);
+        _mm512_storeu_ps(mid + i, m);
+        _mm512_storeu_ps(lo + i, bf16_round16(_mm512_sub_ps(r, m)));
+    }
+    return i;
+}
+#endif
+
+/* The three bf16 parts of n values src[i*stride]; exact f32 copies when exact is set. */
+static void split_row(const float *src, int64_t stride, int64_t n, bool exact, bool hi_only, bool vec, float *hi,
+                      float *mid, float *lo) {
+    if (exact) {
+        if (stride == 1) memcpy(hi, src, (size_t)n * sizeof *hi);
+        else for (int64_t i = 0; i < n; i++) hi[i] = src[i * stride];
+        return;
+    }
+    int64_t i0 = 0;
+#if defined(__x86_64__)
+    if (stride == 1 && vec) i0 = split_row_avx512(src, n, hi_only, hi, mid, lo);
+#else
+    (void)vec;
+#endif
+    for (int64_t i = i0; i < n; i++) hi[i] = bf16_round(src[i * stride]);
+    if (hi_only) return;
+    for (int64_t i = i0; i < n; i++) {
+        float x = src[i * stride], h = hi[i];
+        float r = isfinite(h) ? x - h : 0.0f; /* inf/NaN live entirely in hi */
+        float m = bf16_round(r);
+        mid[i] = m;
+        lo[i] = bf16_round(r - m);
+    }
+}
+
+#define SPLIT_CHUNK 128 /* original k per packing step (even: bf16 pairs never straddle steps) */
+
+/* A panel: rows m0..m0+MR (zero beyond M) over all k'. f32: dst[k'*MR + i]; bf16: word dst[(k'/2)*MR + i], the
+ * even k' in the low half (vdpbf16ps pair order), k' beyond Kx zero. Rows are split chunk by chunk into an
+ * expanded [MR][chunk * T] scratch, then interleaved with contiguous writes. */
+static void pack_a(const gemm_f32_job *g, const float *A, int64_t m0, void *dst) {
+    bool bf = g->kern == KERN_BF16, exact = g->ta[0] == PART_EXACT, hi_only = g->T == 1;
+    float part[3][SPLIT_CHUNK];
+    uint32_t ex[MR][SPLIT_CHUNK * 6 + 2];
+    float *df = dst;
+    uint32_t *dw = dst;
+    for (int64_t k0 = 0; k0 < g->K; k0 += SPLIT_CHUNK) {
+        int64_t n = g->K - k0 < SPLIT_CHUNK ? g->K - k0 : SPLIT_CHUNK, nx = n * g->T;
+        for (int64_t i = 0; i < MR; i++) {
+            if (m0 + i >= g->M) {
+                memset(ex[i], 0, (size_t)(nx + 1) * sizeof ex[i][0]);
+                continue;
+            }
+            split_row(A + (m0 + i) * g->a_rs + k0 * g->a_cs, g->a_cs, n, exact, hi_only, g->vec_split, part[0], part[1], part[2]);
+            if (g->T == 1) memcpy(ex[i], part[0], (size_t)n * sizeof(float));
+            else
+                for (int64_t k = 0; k < n; k++)
+                    for (int64_t t = 0; t < g->T; t++) ex[i][k * g->T + t] = f2u(part[g->ta[t]][k]);
+            ex[i][nx] = 0; /* the odd tail's partner */
+        }
+        int64_t kx0 = k0 * g->T;
+        if (bf) {
+            uint32_t *d = dw + (kx0 / 2) * MR;
+            for (int64_t q = 0; q < (nx + 1) / 2; q++)
+                for (int64_t i = 0; i < MR; i++)
+                    d[q * MR + i] = (ex[i][2 * q] >> 16) | (ex[i][2 * q + 1] & 0xffff0000u);
+        } else {
+            float *d = df + kx0 * MR;
+            for (int64_t k = 0; k < nx; k++)
+                for (int64_t i = 0; i < MR; i++) d[k * MR + i] = u2f(ex[i][k]);
+        }
+    }
+}
+
+/* Writes expanded row k' = kx (values for panel columns, NR each, zero-padded) into every B panel of batch bi
+ * starting at panel jp0. f32: panel[k'*NR + j]; bf16: word panel[(k'/2)*NR + j], the even k' in the low half. The
+ * even k' of a pair is always written first, so it assigns and the odd one ORs (no pre-zeroing). */
+static void put_b_row(const gemm_f32_job *g, int64_t bi, int64_t jp0, int64_t np, int64_t kx, const float *v) {
+    for (int64_t jp = 0; jp < np; jp++) {
+        float *panel = g->pb + ((bi * g->n_panels) + jp0 + jp) * NR * g->kw;
+        const float *src = v + jp * NR;
+        if (g->kern != KERN_BF16) {
+            memcpy(panel + kx * NR, src, NR * sizeof *src);
+        } else if ((kx & 1) == 0) {
+            uint32_t *d = (uint32_t *)panel + (kx >> 1) * NR;
+            for (int j = 0; j < NR; j++) d[j] = f2u(src[j]) >> 16;
+        } else {
+            uint32_t *d = (uint32_t *)panel + (kx >> 1) * NR;
+            for (int j = 0; j < NR; j++) d[j] |= f2u(src[j]) & 0xffff0000u;
+        }
+    }
+}
+
+#define B_COLS 512 /* columns split per step (a multiple of NR) */
+
+/* B rows k in [k0, k1) of batch bi, for B stored with contiguous rows (b_cs == 1): each row is read once,
+ * contiguously, and scattered over the panels. k0 is even, so bf16 pairs stay inside one call. */
+static void pack_b_rows(const gemm_f32_job *g, int64_t bi, int64_t k0, int64_t k1) {
+    bool exact = g->tb[0] == PART_EXACT, hi_only = g->T == 1;
+    float part[3][B_COLS];
+    const float *B = g->B + bi * g->b_bs;
+    for (int64_t k = k0; k < k1; k++)
+        for (int64_t c0 = 0; c0 < g->N; c0 += B_COLS) {
+            int64_t nc = g->N - c0 < B_COLS ? g->N - c0 : B_COLS, np = (nc + NR - 1) / NR;
+            split_row(B + k * g->b_rs + c0, 1, nc, exact, hi_only, g->vec_split, part[0], part[1], part[2]);
+            for (int p = 0; p < 3; p++)
+                for (int64_t j = nc; j < np * NR; j++) part[p][j] = 0.0f;
+            for (int64_t t = 0; t < g->T; t++)
+                put_b_row(g, bi, c0 / NR, np, k * g->T + t, part[exact ? 0 : g->tb[t]]);
+        }
+    /* Odd Kx: the last pair's missing half is already zero (the even half assigned the whole word). */
+}
+
+/* B panel (batch bi, panel jp) for any strides: column by column along k (contiguous when b_rs == 1, e.g. a
+ * weight stored [N, K]). */
+static void pack_b_cols(const gemm_f32_job *g, int64_t bi, int64_t jp) {
+    bool bf = g->kern == KERN_BF16, exact = g->tb[0] == PART_EXACT, hi_only = g->T == 1;
+    int64_t n0 = jp * NR, nr = g->N - n0 < NR ? g->N - n0 : NR;
+    float part[3][SPLIT_CHUNK];
+    float *panel = g->pb + (bi * g->n_panels + jp) * NR * g->kw;
+    uint32_t *dw = (uint32_t *)panel;
+    if (bf) memset(panel, 0, (size_t)g->kw * NR * sizeof *dw);
+    else memset(panel, 0, (size_t)g->Kx * NR * sizeof *panel);
+    const float *B = g->B + bi * g->b_bs;
+    for (int64_t j = 0; j < nr; j++)
+        for (int64_t k0 = 0; k0 < g->K; k0 += SPLIT_CHUNK) {
+            int64_t n = g->K - k0 < SPLIT_CHUNK ? g->K - k0 : SPLIT_CHUNK;
+            split_row(B + k0 * g->b_rs + (n0 + j) * g->b_cs, g->b_rs, n, exact, hi_only, g->vec_split, part[0],
+                      part[1], part[2]);
+            for (int64_t k = 0; k < n; k++)
+                for (int64_t t = 0; t < g->T; t++) {
+                    int64_t kx = (k0 + k) * g->T + t;
+                    float v = part[exact ? 0 : g->tb[t]][k];
+                    if (bf) dw[(kx >> 1) * NR + j] |= (kx & 1) ? f2u(v) & 0xffff0000u : f2u(v) >> 16;
+                    else panel[kx * NR + j] = v;
+                }
+        }
+}
+
+/* ---- micro-kernels: c[MR x NR] (row stride ldc) = or += sum over k of a panel x b panel ---------------- */
+
+#define PORTABLE_KERNEL_BODY                                                      \
+    float acc[MR][NR];                                                            \
+    memset(acc, 0, sizeof acc);                                                   \
+    for (int64_t k = 0; k < kc; k++) {                                            \
+        const float *ak = a + k * MR, *bk = b + k * NR;                           \
+        for (int i = 0; i < MR; i++)                                              \
+            for (int j = 0; j < NR; j++) acc[i][j] += ak[i] * bk[j];              \
+    }                                                                             \
+    for (int i = 0; i < MR; i++)                                                  \
+        for (int j = 0; j < NR; j++) c[i * ldc + j] = (accum ? c[i * ldc + j] : 0.0f) + acc[i][j];
+
+static void kern_f32_portable(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int accum) {
+    PORTABLE_KERNEL_BODY
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma"))) static void kern_f32_avx2(int64_t kc, const float *a, const float *b, float *c,
+                                                              int64_t ldc, int accum) {
+    PORTABLE_KERNEL_BODY
+}
+
+#define ROW8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+
+__attribute__((target("avx512f"))) static void kern_f32_avx512(int64_t kc, const float *a, const float *b, float *c,
+                                                               int64_t ldc, int accum) {
+#define DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps();
+    ROW8(DECL)
+#undef DECL
+    for (int64_t k = 0; k < kc; k++) {
+        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+#define STEP(i)                                       \
+    {                                                 \
+        __m512 ai = _mm512_set1_ps(a[i]);             \
+        c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0);   \
+        c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);   \
+    }
+        ROW8(STEP)
+#undef STEP
+        a += MR;
+        b += NR;
+    }
+#define STORE(i)                                                                                        \
+    if (accum) {                                                                                        \
+        c##i##0 = _mm512_add_ps(c##i##0, _mm512_loadu_ps(c + i * ldc));                                 \
+        c##i##1 = _mm512_add_ps(c##i##1, _mm512_loadu_ps(c + i * ldc + 16));                            \
+    }                                                                                                   \
+    _mm512_storeu_ps(c + i * ldc, c##i##0);                                                             \
+    _mm512_storeu_ps(c + i * ldc + 16, c##i##1);
+    ROW8(STORE)
+}
+
+/* kp = number of k' pairs; a: uint32 pairs [kp][MR], b: uint32 pairs [kp][NR]. */
+__attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl"))) static void
+kern_bf16_avx512(int64_t kp, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc, int accum) {
+#define DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps();
+    ROW8(DECL)
+#undef DECL
+    for (int64_t q = 0; q < kp; q++) {
+        __m512bh b0 = (__m512bh)_mm512_loadu_si512((const void *)b);
+        __m512bh b1 = (__m512bh)_mm512_loadu_si512((const void *)(b + 16));
+#define STEP(i)                                                       \
+    {                                                                 \
+        __m512bh ai = (__m512bh)_mm512_set1_epi32((int)a[i]);         \
+        c##i##0 = _mm512_dpbf16_ps(c##i##0, ai, b0);                  \
+        c##i##1 = _mm512_dpbf16_ps(c##i##1, ai, b1);                  \
+    }
+        ROW8(STEP)
+#undef STEP
+        a += MR;
+        b += NR;
+    }
+    ROW8(STORE)
+}
+#undef STORE
+#endif
+
+static void run_kernel(const gemm_f32_job *g, int64_t kc, const void *a, const void *b, float *c, int64_t ldc,
+                       int accum) {
+    switch (g->kern) {
+#if defined(__x86_64__)
+    case KERN_BF16: kern_bf16_avx512((kc + 1) / 2, a, b, c, ldc, accum); return;
+    case KERN_AVX512: kern_f32_avx512(kc, a, b, c, ldc, accum); return;
+    case KERN_AVX2: kern_f32_avx2(kc, a, b, c, ldc, accum); return;
+#endif
+    default: kern_f32_portable(kc, a, b, c, ldc, accum); return;
+    }
+}
+
+/* ---- the blocked driver ------------------------------------------------------------------------------ */
+
+/* Operands are packed once, whole, before the tile loop: panel (b, p) of A holds MR rows over all of k'
+ * (kw words per row: k' for f32, k' pairs for bf16), panel (b, q) of B holds NR columns. Packing once matters:
+ * the bf16 splits cost more than a copy, and every tile would otherwise repeat them. */
+static void gemm_pack_a(void *user, int64_t p0, int64_t p1) {
+    gemm_f32_job *g = user;
+    for (int64_t p = p0; p < p1; p++) {
+        int64_t bi = p / g->m_panels, m0 = (p % g->m_panels) * MR;
+        const float *A = g->A + bi * g->a_bs;
+        pack_a(g, A, m0, g->pa + p * MR * g->kw);
+    }
+}
+
+#define B_ROWS 16 /* rows per pack_b_rows task (even) */
+
+static void gemm_pack_b(void *user, int64_t p0, int64_t p1) {
+    gemm_f32_job *g = user;
+    if (g->b_cs == 1) { /* p indexes (batch, block of B_ROWS rows) */
+        int64_t blocks = (g->K + B_ROWS - 1) / B_ROWS;
+        for (int64_t p = p0; p < p1; p++) {
+            int64_t bi = p / blocks, k0 = (p % blocks) * B_ROWS;
+            pack_b_rows(g, bi, k0, g->K - k0 < B_ROWS ? g->K : k0 + B_ROWS);
+        }
+    } else { /* p indexes (batch, panel) */
+        for (int64_t p = p0; p < p1; p++) pack_b_cols(g, p / g->n_panels, p % g->n_panels);
+    }
+}
+
+static void gemm_f32_tiles(void *user, int64_t t0, int64_t t1) {
+    gemm_f32_job *g = user;
+    bool bf = g->kern == KERN_BF16;
+    int64_t per_batch = g->m_tiles * g->n_tiles;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t bi = t / per_batch, r = t % per_batch;
+        int64_t m0 = (r / g->n_tiles) * MC, n0 = (r % g->n_tiles) * NC;
+        int64_t mc = g->M - m0 < MC ? g->M - m0 : MC, nc = g->N - n0 < NC ? g->N - n0 : NC;
+        float *C = g->C + bi * g->c_bs;
+        const float *pa = g->pa + (bi * g->m_panels + m0 / MR) * MR * g->kw;
+        const float *pb = g->pb + (bi * g->n_panels + n0 / NR) * NR * g->kw;
+        for (int64_t kx0 = 0; kx0 < g->Kx; kx0 += KC) {
+            int64_t kc = g->Kx - kx0 < KC ? g->Kx - kx0 : KC;
+            int64_t w0 = bf ? kx0 / 2 : kx0; /* word offset of this k' slice inside a panel row */
+            int accum = kx0 > 0;
+            for (int64_t jr = 0; jr < nc; jr += NR) {
+                const float *bp = pb + (jr / NR) * NR * g->kw + w0 * NR;
+                int64_t nr = nc - jr < NR ? nc - jr : NR;
+                for (int64_t ir = 0; ir < mc; ir += MR) {
+                    const float *ap = pa + (ir / MR) * MR * g->kw + w0 * MR;
+                    int64_t mr = mc - ir < MR ? mc - ir : MR;
+                    float *cp = C + (m0 + ir) * g->ldc + n0 + jr;
+                    if (mr == MR && nr == NR) {
+                        run_kernel(g, kc, ap, bp, cp, g->ldc, accum);
+                    } else { /* edge tile through a scratch tile */
+                        float tmp[MR * NR];
+                        run_kernel(g, kc, ap, bp, tmp, NR, 0);
+                        for (int64_t i = 0; i < mr; i++)
+                            for (int64_t j = 0; j < nr; j++)
+                                cp[i * g->ldc + j] = (accum ? cp[i * g->ldc + j] : 0.0f) + tmp[i * NR + j];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* Small problems: no packing, no pool. Same terms, so the same numerics up to accumulation order. */
+static void gemm_f32_small(const gemm_f32_job *g, int64_t b0, int64_t b1) {
+    for (int64_t bi = b0; bi < b1; bi++) {
+        const float *A = g->A + bi * g->a_bs, *B = g->B + bi * g->b_bs;
+        float *C = g->C + bi * g->c_bs;
+        for (int64_t i = 0; i < g->M; i++)
+            for (int64_t j = 0; j < g->N; j++) {
+                float acc = 0.0f;
+                for (int64_t k = 0; k < g->K; k++) {
+                    float x = A[i * g->a_rs + k * g->a_cs], y = B[k * g->b_rs + j * g->b_cs];
+                    for (int64_t t = 0; t < g->T; t++)
+                        acc = fmaf(split_part(x, g->ta[t]), split_part(y, g->tb[t]), acc);
+                }
+                C[i * g->ldc + j] = acc;
+            }
+    }
+}
+
+static void gemm_f32_small_range(void *user, int64_t b0, int64_t b1) { gemm_f32_small(user, b0, b1); }
+
+/* One cached packing buffer, so back-to-back GEMMs do not pay for fresh pages (mmap + zeroing) every call.
+ * A concurrent caller that finds it taken allocates its own. Buffers above SCRATCH_KEEP are not kept. */
+#define SCRATCH_KEEP ((size_t)64 << 20)
+static pthread_mutex_t scratch_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *scratch_ptr;
+static size_t scratch_size;
+static bool scratch_busy;
+
+static void *scratch_get(size_t bytes, bool *cached) {
+    *cached = false;
+    /* trylock: a busy (or, after fork, orphaned) lock just means a private buffer */
+    if (pthread_mutex_trylock(&scratch_lock) != 0) return aligned_alloc(64, bytes);
+    if (!scratch_busy) {
+        if (scratch_size < bytes) {
+            free(scratch_ptr);
+            scratch_size = 0;
+            scratch_ptr = aligned_alloc(64, bytes);
+            if (scratch_ptr) scratch_size = bytes;
+        }
+        if (scratch_ptr) {
+            scratch_busy = true;
+            *cached = true;
+            pthread_mutex_unlock(&scratch_lock);
+            return scratch_ptr;
+        }
+    }
+    pthread_mutex_unlock(&scratch_lock);
+    return aligned_alloc(64, bytes);
+}
+
+static void scratch_put(void *p, bool cached) {
+    if (!cached) {
+        free(p);
+        return;
+    }
+    pthread_mutex_lock(&scratch_lock);
+    scratch_busy = false;
+    if (scratch_size > SCRATCH_KEEP) {
+        free(scratch_ptr);
+        scratch_ptr = NULL;
+        scratch_size = 0;
+    }
+    pthread_mutex_unlock(&scratch_lock);
+}
+
+static bool all_finite(int64_t batch, int64_t R, int64_t Cn, const float *X, int64_t bs, int64_t rs, int64_t cs) {
+    float acc = 0.0f; /* x * 0 is NaN exactly when x is inf or NaN */
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t i = 0; i < R; i++) {
+            const float *row = X + b * bs + i * rs;
+            for (int64_t j = 0; j < Cn; j++) acc += row[j * cs] * 0.0f;
+        }
+    return acc == 0.0f;
+}
+
+tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A, int64_t a_bs,
+                           int64_t a_rs, int64_t a_cs, const float *B, int64_t b_bs, int64_t b_rs, int64_t b_cs,
+                           float *C, int64_t c_bs, int64_t ldc, tt_precision prec) {
+    if ((unsigned)prec > TT_PRECISION_FP32) return tt_error(TT_STATUS_INVALID_ARGUMENT, "gemm: bad precision %d", prec);
+    if (batch <= 0 || M <= 0 || N <= 0) return TT_OK;
+    if (K <= 0) {
+        for (int64_t bi = 0; bi < batch; bi++)
+            for (int64_t i = 0; i < M; i++) memset(C + bi * c_bs + i * ldc, 0, (size_t)N * sizeof *C);
+        return TT_OK;
+    }
+    /* Split passes turn inf into NaN (inf * 0 in a cross term), so inputs with inf/NaN use exact f32 instead. */
+    if (prec == TT_PRECISION_HIGH || prec == TT_PRECISION_HIGHEST) {
+        if (!all_finite(batch, M, K, A, a_bs, a_rs, a_cs) || !all_finite(batch, K, N, B, b_bs, b_rs, b_cs))
+            prec = TT_PRECISION_FP32;
+    }
+    gemm_f32_job g = {.M = M, .N = N, .K = K, .T = n_terms[prec], .A = A, .B = B, .a_bs = a_bs, .a_rs = a_rs,
+                      .a_cs = a_cs, .b_bs = b_bs, .b_rs = b_rs, .b_cs = b_cs, .C = C, .c_bs = c_bs, .ldc = ldc,
+                      .ta = terms_a[prec], .tb = terms_b[prec]};
+    g.Kx = K * g.T;
+    int64_t work = M * N * g.Kx; /* multiply-adds per batch entry */
+    if (work <= 16384) {
+        int64_t grain = work > 0 ? (1 << 20) / work + 1 : batch;
+        tt_host_parallel_for(batch, grain, gemm_f32_small_range, &g);
+        return TT_OK;
+    }
+    g.kern = KERN_PORTABLE;
+    if (prec != TT_PRECISION_FP32 && tt_host_cpu_has("avx512bf16")) g.kern = KERN_BF16;
+    else if (tt_host_cpu_has("avx512f")) g.kern = KERN_AVX512;
+    else if (tt_host_cpu_has("avx2") && tt_host_cpu_has("fma")) g.kern = KERN_AVX2;
+    g.vec_split = tt_host_cpu_has("avx512f");
+    g.m_tiles = (M + MC - 1) / MC;
+    g.n_tiles = (N + NC - 1) / NC;
+    g.m_panels = (M + MR - 1) / MR;
+    g.n_panels = (N + NR - 1) / NR;
+    g.kw = g.kern == KERN_BF16 ? (g.Kx + 1) / 2 : g.Kx;
+    double bytes_a = (double)batch * (double)g.m_panels * MR * (double)g.kw * 4.0;
+    double bytes_b = (double)batch * (double)g.n_panels * NR * (double)g.kw * 4.0;
+    if (bytes_a + bytes_b > 1e15) return tt_error(TT_STATUS_OUT_OF_MEMORY, "gemm: problem too large");
+    size_t sa = ((size_t)bytes_a + 63) / 64 * 64, sb = ((size_t)bytes_b + 63) / 64 * 64;
+    bool cached = false;
+    void *scratch = scratch_get(sa + sb, &cached);
+    if (!scratch)
+        return tt_error(TT_STATUS_OUT_OF_MEMORY, "gemm: cannot allocate %.0f bytes of packed operands",
+                        bytes_a + bytes_b);
+    g.pa = scratch;
+    g.pb = (float *)((char *)scratch + sa);
+    int64_t pgrain_a = 65536 / (MR * g.Kx) + 1, pgrain_b = 65536 / (NR * g.Kx) + 1;
+    tt_host_parallel_for(batch * g.m_panels, pgrain_a, gemm_pack_a, &g);
+    if (b_cs == 1) tt_host_parallel_for(batch * ((K + B_ROWS - 1) / B_ROWS), 65536 / (B_ROWS * N * g.T) + 1,
+                                        gemm_pack_b, &g);
+    else tt_host_parallel_for(batch * g.n_panels, pgrain_b, gemm_pack_b, &g);
+    int64_t tiles = batch * g.m_tiles * g.n_tiles;
+    int64_t tile_work = (M < MC ? M : MC) * (N < NC ? N : NC) * g.Kx;
+    int64_t grain = (1 << 21) / tile_work + 1; /* keep each chunk worth waking a thread for */
+    tt_host_parallel_for(tiles, grain, gemm_f32_tiles, &g);
+    scratch_put(scratch, cached);
+    return TT_OK;
+}
+
+/* ---- f64 and wrapping i64: contiguous A [M, K], B [K, N]; rows spread over the pool ------------------- */
+
+typedef struct gemm_x64_job {
+    int64_t M, N, K;
+    const void *A, *B;
+    int64_t a_bs, b_bs, c_bs, ldc;
+    void *C;
+} gemm_x64_job;
+
+static void gemm_f64_rows(void *user, int64_t r0, int64_t r1) {
+    const gemm_x64_job *g = user;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t bi = r / g->M, i = r % g->M;
+        const double *a = (const double *)g->A + bi * g->a_bs + i * g->K, *B = (const double *)g->B + bi * g->b_bs;
+        double *c = (double *)g->C + bi * g->c_bs + i * g->ldc;
+        for (int64_t j = 0; j < g->N; j++) c[j] = 0.0;
+        for (int64_t k = 0; k < g->K; k++) {
+            double x = a[k];
+            const double *b = B + k * g->N;
+            for (int64_t j = 0; j < g->N; j++) c[j] += x * b[j];
+        }
+    }
+}
+
+static void gemm_i64_rows(void *user, int64_t r0, int64_t r1) {
+    const gemm_x64_job *g = user;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t bi = r / g->M, i = r % g->M;
+        const int64_t *a = (const int64_t *)g->A + bi * g->a_bs + i * g->K;
+        const int64_t *B = (const int64_t *)g->B + bi * g->b_bs;
+        int64_t *c = (int64_t *)g->C + bi * g->c_bs + i * g->ldc;
+        /* Unsigned arithmetic: wraps like the hardware, no signed-overflow UB. */
+        for (int64_t j = 0; j < g->N; j++) c[j] = 0;
+        for (int64_t k = 0; k < g->K; k++) {
+            uint64_t x = (uint64_t)a[k];
+            const int64_t *b = B + k * g->N;
+            for (int64_t j = 0; j < g->N; j++) c[j] = (int64_t)((uint64_t)c[j] + x * (uint64_t)b[j]);
+        }
+    }
+}
+
+static tt_status gemm_x64(int64_t batch, int64_t M, int64_t N, int64_t K, const void *A, int64_t a_bs, const void *B,
+                          int64_t b_bs, void *C, int64_t c_bs, int64_t ldc, tt_host_range_fn fn) {
+    if (batch <= 0 || M <= 0 || N <= 0) return TT_OK;
+    gemm_x64_job g = {M, N, K, A, B, a_bs, b_bs, c_bs, ldc, C};
+    int64_t row_work = N * (K > 0 ? K : 1);
+    tt_host_parallel_for(batch * M, (1 << 18) / row_work + 1, fn, &g);
+    return TT_OK;
+}
+
+tt_status tt_host_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K, const double *A, int64_t a_bs,
+                           const double *B, int64_t b_bs, double *C, int64_t c_bs, int64_t ldc) {
+    return gemm_x64(batch, M, N, K, A, a_bs, B, b_bs, C, c_bs, ldc, gemm_f64_rows);
+}
+
+tt_status tt_host_gemm_i64(int64_t batch, int64_t M, int64_t N, int64_t K, const int64_t *A, int64_t a_bs,
+                           const int64_t *B, int64_t b_bs, int64_t *C, int64_t c_bs, int64_t ldc) {
+    return gemm_x64(batch, M, N, K, A, a_bs, B, b_bs, C, c_bs, ldc, gemm_i64_rows);
+}

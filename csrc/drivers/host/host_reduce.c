@@ -1,0 +1,311 @@
+/* host_reduce.c — reduce (add/mul/max/min/and/or over any dims), arg_reduce (first index of max/min, NaN
+ * counts as the extreme), cumulative (inclusive scan along one dim, optionally reversed).
+ *
+ * reduce moves the reduced dims last (a strided copy into scratch unless they already are), then reduces each
+ * contiguous row. Float sums are pairwise over blocks of TT_HOST_BLOCK so large sums stay accurate; f32, bf16
+ * and f16 accumulate in float, f64 in double, integers in wrapping i64.
+ */
+#include "host_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#define BLK TT_HOST_BLOCK
+
+static bool in_dims(const tt_ir_dims *l, int64_t v) {
+    for (int64_t i = 0; i < l->n; i++)
+        if (l->v[i] == v) return true;
+    return false;
+}
+
+#define FMAX(a, v) (((a) != (a) || (v) != (v)) ? (a) + (v) : (v) > (a) ? (v) : (a))
+#define FMIN(a, v) (((a) != (a) || (v) != (v)) ? (a) + (v) : (v) < (a) ? (v) : (a))
+
+/* Reduction of one contiguous row of n elements of dtype dt, in compute type T. */
+#define RED_FLOAT(NAME, T, NATIVE, LOAD)                                                                  \
+    static T NAME(tt_dtype dt, tt_ir_reduce_kind kind, const char *x, int64_t n) {                       \
+        size_t es = tt_dtype_size(dt);                                                                    \
+        if (kind == TT_REDUCE_ADD && n > BLK) {                                                           \
+            int64_t h = (n / 2 + BLK - 1) / BLK * BLK;                                                    \
+            return NAME(dt, kind, x, h) + NAME(dt, kind, x + h * (int64_t)es, n - h);                     \
+        }                                                                                                 \
+        T acc = kind == TT_REDUCE_ADD ? (T)0 : kind == TT_REDUCE_MUL ? (T)1                               \
+              : kind == TT_REDUCE_MAX ? (T)-INFINITY : (T)INFINITY;                                       \
+        T buf[BLK];                                                                                       \
+        for (int64_t off = 0; off < n; off += BLK) {                                                      \
+            int64_t m = n - off < BLK ? n - off : BLK;                                                    \
+            const T *v = buf;                                                                             \
+            if (dt == NATIVE) v = (const T *)(const void *)(x + off * (int64_t)es);                       \
+            else LOAD(dt, x + off * (int64_t)es, m, buf);                                                 \
+            switch (kind) {                                                                               \
+            case TT_REDUCE_ADD: for (int64_t i = 0; i < m; i++) acc += v[i]; break;                       \
+            case TT_REDUCE_MUL: for (int64_t i = 0; i < m; i++) acc *= v[i]; break;                       \
+            case TT_REDUCE_MAX: for (int64_t i = 0; i < m; i++) acc = FMAX(acc, v[i]); break;             \
+            case TT_REDUCE_MIN: for (int64_t i = 0; i < m; i++) acc = FMIN(acc, v[i]); break;             \
+            default: break;                                                                               \
+            }                                                                                             \
+        }                                                                                                 \
+        return acc;                                                                                       \
+    }
+
+RED_FLOAT(red_f32, float, TT_F32, tt_host_load_f32)
+RED_FLOAT(red_f64, double, TT_F64, tt_host_load_f64)
+
+static int64_t red_i64(tt_dtype dt, tt_ir_reduce_kind kind, const char *x, int64_t n) {
+    size_t es = tt_dtype_size(dt);
+    bool is_bool = dt == TT_BOOL;
+    if (is_bool && kind == TT_REDUCE_ADD) kind = TT_REDUCE_OR;
+    if (is_bool && kind == TT_REDUCE_MUL) kind = TT_REDUCE_AND;
+    uint64_t acc = kind == TT_REDUCE_MUL ? 1 : kind == TT_REDUCE_AND ? ~(uint64_t)0
+                 : kind == TT_REDUCE_MAX ? (uint64_t)INT64_MIN : kind == TT_REDUCE_MIN ? (uint64_t)INT64_MAX : 0;
+    int64_t buf[BLK];
+    for (int64_t off = 0; off < n; off += BLK) {
+        int64_t m = n - off < BLK ? n - off : BLK;
+        tt_host_load_i64(dt, x + off * (int64_t)es, m, buf);
+        switch (kind) {
+        case TT_REDUCE_ADD: for (int64_t i = 0; i < m; i++) acc += (uint64_t)buf[i]; break;
+        case TT_REDUCE_MUL: for (int64_t i = 0; i < m; i++) acc *= (uint64_t)buf[i]; break;
+        case TT_REDUCE_MAX: for (int64_t i = 0; i < m; i++) if (buf[i] > (int64_t)acc) acc = (uint64_t)buf[i]; break;
+        case TT_REDUCE_MIN: for (int64_t i = 0; i < m; i++) if (buf[i] < (int64_t)acc) acc = (uint64_t)buf[i]; break;
+        case TT_REDUCE_AND: for (int64_t i = 0; i < m; i++) acc &= (uint64_t)buf[i]; break;
+        case TT_REDUCE_OR: for (int64_t i = 0; i < m; i++) acc |= (uint64_t)buf[i]; break;
+        default: break;
+        }
+    }
+    return (int64_t)acc;
+}
+
+typedef struct red_job {
+    tt_dtype dt, odt;
+    tt_ir_reduce_kind kind;
+    const char *x;
+    int64_t r; /* row length */
+    char *out;
+} red_job;
+
+static void red_rows(void *user, int64_t begin, int64_t end) {
+    const red_job *j = user;
+    size_t es = tt_dtype_size(j->dt), oes = tt_dtype_size(j->odt);
+    tt_host_class cls = tt_host_class_of(j->dt);
+    for (int64_t row = begin; row < end; row++) {
+        const char *x = j->x + row * j->r * (int64_t)es;
+        char *o = j->out + row * (int64_t)oes;
+        if (cls == TT_HOST_CF32) {
+            float v = red_f32(j->dt, j->kind, x, j->r);
+            tt_host_store_f32(j->odt, &v, 1, o);
+        } else if (cls == TT_HOST_CF64) {
+            double v = red_f64(j->dt, j->kind, x, j->r);
+            tt_host_store_f64(j->odt, &v, 1, o);
+        } else {
+            int64_t v = red_i64(j->dt, j->kind, x, j->r);
+            tt_host_store_i64(j->odt, &v, 1, o);
+        }
+    }
+}
+
+/* One long row split into chunks reduced in parallel, then combined (pairwise by construction of the chunks). */
+#define CHUNKS 64
+typedef struct chunk_job {
+    const red_job *j;
+    int64_t csize;
+    double part[CHUNKS];
+    int64_t ipart[CHUNKS];
+} chunk_job;
+
+static void red_chunks(void *user, int64_t begin, int64_t end) {
+    chunk_job *c = user;
+    const red_job *j = c->j;
+    size_t es = tt_dtype_size(j->dt);
+    tt_host_class cls = tt_host_class_of(j->dt);
+    for (int64_t k = begin; k < end; k++) {
+        int64_t a = k * c->csize, n = j->r - a < c->csize ? j->r - a : c->csize;
+        const char *x = j->x + a * (int64_t)es;
+        if (n <= 0) continue;
+        if (cls == TT_HOST_CF32) c->part[k] = red_f32(j->dt, j->kind, x, n);
+        else if (cls == TT_HOST_CF64) c->part[k] = red_f64(j->dt, j->kind, x, n);
+        else c->ipart[k] = red_i64(j->dt, j->kind, x, n);
+    }
+}
+
+static void reduce_long_row(const red_job *j) {
+    chunk_job c;
+    memset(&c, 0, sizeof c);
+    c.j = j;
+    c.csize = ((j->r + CHUNKS - 1) / CHUNKS + BLK - 1) / BLK * BLK;
+    int64_t nch = (j->r + c.csize - 1) / c.csize;
+    tt_host_parallel_for(nch, 1, red_chunks, &c);
+    tt_host_class cls = tt_host_class_of(j->dt);
+    /* Combine the partials as a row of their own (they are in f64 / i64 already). */
+    if (cls == TT_HOST_CI64) {
+        tt_dtype keep = j->dt == TT_BOOL ? TT_BOOL : TT_I64;
+        int64_t v = red_i64(keep, j->kind, (const char *)c.ipart, nch);
+        tt_host_store_i64(j->odt, &v, 1, j->out);
+    } else if (cls == TT_HOST_CF32) {
+        float pf[CHUNKS];
+        for (int64_t k = 0; k < nch; k++) pf[k] = (float)c.part[k];
+        float v = red_f32(TT_F32, j->kind, (const char *)pf, nch);
+        tt_host_store_f32(j->odt, &v, 1, j->out);
+    } else {
+        double v = red_f64(TT_F64, j->kind, (const char *)c.part, nch);
+        tt_host_store_f64(j->odt, &v, 1, j->out);
+    }
+}
+
+tt_status tt_host_reduce(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch) {
+    const tt_ir_type *xt = tt_host_in_type(p, n, 0), *ot = &p->types[n->outputs[0]];
+    tt_ir_reduce_kind kind = n->attrs.reduce.kind;
+    if (tt_dtype_is_float(xt->dtype) && (kind == TT_REDUCE_AND || kind == TT_REDUCE_OR || kind == TT_REDUCE_NONE))
+        return tt_error(TT_STATUS_TYPE, "host reduce: kind %d is not defined for %s", (int)kind, tt_dtype_name(xt->dtype));
+    size_t es = tt_dtype_size(xt->dtype);
+    red_job j = {xt->dtype, ot->dtype, kind, tt_host_in(p, n, vals, 0), 1, vals[n->outputs[0]]};
+    /* Permutation: kept dims, then reduced dims. */
+    int32_t perm[TT_MAX_RANK], np = 0;
+    for (int32_t d = 0; d < xt->rank; d++)
+        if (!in_dims(&n->attrs.reduce.dims, d)) perm[np++] = d;
+    for (int32_t d = 0; d < xt->rank; d++)
+        if (in_dims(&n->attrs.reduce.dims, d)) {
+            perm[np++] = d;
+            j.r *= xt->dims[d];
+        }
+    /* Rows are already contiguous unless a kept dim follows a reduced one (size-1 dims do not count); the same
+     * test sizes the scratch in tt_host_scratch_bytes. */
+    bool trailing = true, in_reduced = false;
+    for (int32_t d = 0; d < xt->rank; d++) {
+        if (xt->dims[d] == 1) continue;
+        if (in_dims(&n->attrs.reduce.dims, d)) in_reduced = true;
+        else if (in_reduced) trailing = false;
+    }
+    if (!trailing && tt_host_numel(xt) > 0) {
+        int64_t xs[TT_MAX_RANK], pd[TT_MAX_RANK], ps[TT_MAX_RANK], cs[TT_MAX_RANK];
+        tt_host_contiguous_strides(xt->rank, xt->dims, xs);
+        for (int32_t k = 0; k < np; k++) {
+            pd[k] = xt->dims[perm[k]];
+            ps[k] = xs[perm[k]];
+        }
+        tt_host_contiguous_strides(np, pd, cs);
+        tt_host_strided_copy(es, np, pd, scratch, 0, cs, j.x, 0, ps);
+        j.x = scratch;
+    }
+    int64_t rows = tt_host_numel(ot);
+    if (rows == 1 && j.r >= 4 * TT_HOST_GRAIN) {
+        reduce_long_row(&j);
+        return TT_OK;
+    }
+    if (rows > 1 && rows * j.r >= TT_HOST_GRAIN) {
+        int64_t grain = j.r >= TT_HOST_GRAIN ? 1 : TT_HOST_GRAIN / (j.r ? j.r : 1);
+        tt_host_parallel_for(rows, grain, red_rows, &j);
+    } else {
+        red_rows(&j, 0, rows);
+    }
+    return TT_OK;
+}
+
+/* ---- arg_reduce ---- */
+static void outer_inner(const tt_ir_type *t, int64_t dim, int64_t *outer, int64_t *size, int64_t *inner) {
+    *outer = 1;
+    *inner = 1;
+    for (int32_t i = 0; i < (int32_t)dim; i++) *outer *= t->dims[i];
+    for (int32_t i = (int32_t)dim + 1; i < t->rank; i++) *inner *= t->dims[i];
+    *size = t->rank ? t->dims[dim] : 1;
+}
+
+tt_status tt_host_arg_reduce(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch) {
+    const tt_ir_type *xt = tt_host_in_type(p, n, 0);
+    const char *x = tt_host_in(p, n, vals, 0);
+    int64_t *out = vals[n->outputs[0]];
+    int64_t outer, size, inner;
+    outer_inner(xt, n->attrs.arg_reduce.dim, &outer, &size, &inner);
+    bool is_min = n->attrs.arg_reduce.is_min, is_float = tt_dtype_is_float(xt->dtype);
+    size_t es = tt_dtype_size(xt->dtype);
+    double *bestf = scratch;
+    int64_t *besti = scratch;
+    for (int64_t o = 0; o < outer; o++) {
+        int64_t *idx = out + o * inner;
+        for (int64_t j = 0; j < size; j++) {
+            const char *row = x + ((o * size + j) * inner) * (int64_t)es;
+            for (int64_t off = 0; off < inner; off += BLK) {
+                int64_t m = inner - off < BLK ? inner - off : BLK;
+                if (is_float) {
+                    double v[BLK], *b = bestf + off;
+                    tt_host_load_f64(xt->dtype, row + off * (int64_t)es, m, v);
+                    for (int64_t i = 0; i < m; i++) {
+                        bool take = j == 0 || (b[i] == b[i] && (v[i] != v[i] || (is_min ? v[i] < b[i] : v[i] > b[i])));
+                        if (take) {
+                            b[i] = v[i];
+                            idx[off + i] = j;
+                        }
+                    }
+                } else {
+                    int64_t v[BLK], *b = besti + off;
+                    tt_host_load_i64(xt->dtype, row + off * (int64_t)es, m, v);
+                    for (int64_t i = 0; i < m; i++) {
+                        if (j == 0 || (is_min ? v[i] < b[i] : v[i] > b[i])) {
+                            b[i] = v[i];
+                            idx[off + i] = j;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if (size == 0)
+        for (int64_t i = 0; i < outer * inner; i++) out[i] = 0;
+    return TT_OK;
+}
+
+/* ---- cumulative ---- */
+#define CUM(T, NATIVE_LOAD, STORE, IS_INT)                                                                     \
+    for (int64_t o = 0; o < outer; o++) {                                                                      \
+        for (int64_t s = 0; s < size; s++) {                                                                   \
+            int64_t j = rev ? size - 1 - s : s;                                                                \
+            int64_t base = (o * size + j) * inner;                                                             \
+            for (int64_t off = 0; off < inner; off += BLK) {                                                   \
+                int64_t m = inner - off < BLK ? inner - off : BLK;                                             \
+                T v[BLK], *acc = (T *)scratch + off;                                                           \
+                NATIVE_LOAD(dt, x + (base + off) * (int64_t)es, m, v);                                         \
+                if (s == 0) {                                                                                  \
+                    memcpy(acc, v, (size_t)m * sizeof(T));                                                     \
+                } else {                                                                                       \
+                    switch (kind) {                                                                            \
+                    case TT_REDUCE_ADD:                                                                        \
+                        for (int64_t i = 0; i < m; i++)                                                        \
+                            acc[i] = IS_INT ? (T)((uint64_t)acc[i] + (uint64_t)v[i]) : acc[i] + v[i];          \
+                        break;                                                                                 \
+                    case TT_REDUCE_MUL:                                                                        \
+                        for (int64_t i = 0; i < m; i++)                                                        \
+                            acc[i] = IS_INT ? (T)((uint64_t)acc[i] * (uint64_t)v[i]) : acc[i] * v[i];          \
+                        break;                                                                                 \
+                    case TT_REDUCE_MAX: for (int64_t i = 0; i < m; i++) acc[i] = FMAX(acc[i], v[i]); break;   \
+                    case TT_REDUCE_MIN: for (int64_t i = 0; i < m; i++) acc[i] = FMIN(acc[i], v[i]); break;   \
+                    default: break;                                                                            \
+                    }                                                                                          \
+                }                                                                                              \
+                STORE(odt, acc, m, out + (base + off) * (int64_t)oes);                                         \
+            }                                                                                                  \
+        }                                                                                                      \
+    }
+
+tt_status tt_host_cumulative(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch) {
+    const tt_ir_type *xt = tt_host_in_type(p, n, 0), *ot = &p->types[n->outputs[0]];
+    const char *x = tt_host_in(p, n, vals, 0);
+    char *out = vals[n->outputs[0]];
+    tt_dtype dt = xt->dtype, odt = ot->dtype;
+    size_t es = tt_dtype_size(dt), oes = tt_dtype_size(odt);
+    int64_t outer, size, inner;
+    outer_inner(xt, n->attrs.cumulative.dim, &outer, &size, &inner);
+    bool rev = n->attrs.cumulative.reverse;
+    tt_ir_reduce_kind kind = n->attrs.cumulative.kind;
+    if (dt == TT_BOOL) {
+        /* or / and over 0/1 are max / min. */
+        if (kind == TT_REDUCE_ADD || kind == TT_REDUCE_OR) kind = TT_REDUCE_MAX;
+        if (kind == TT_REDUCE_MUL || kind == TT_REDUCE_AND) kind = TT_REDUCE_MIN;
+    }
+    if (kind != TT_REDUCE_ADD && kind != TT_REDUCE_MUL && kind != TT_REDUCE_MAX && kind != TT_REDUCE_MIN)
+        return tt_error(TT_STATUS_UNSUPPORTED, "host cumulative: kind %d is not supported", (int)kind);
+    switch (tt_host_class_of(dt)) {
+    case TT_HOST_CF32: CUM(float, tt_host_load_f32, tt_host_store_f32, 0) break;
+    case TT_HOST_CF64: CUM(double, tt_host_load_f64, tt_host_store_f64, 0) break;
+    default: CUM(int64_t, tt_host_load_i64, tt_host_store_i64, 1) break;
+    }
+    return TT_OK;
+}

@@ -1,0 +1,25 @@
+/* ir_internal.h — shared between the IR module's files (builder, program, verify, printer). Not public. */
+#ifndef TT_IR_INTERNAL_H
+#define TT_IR_INTERNAL_H
+
+#include "tt_ir.h"
+
+/* Longest text tt_ir_type_str writes, NUL included ("bf16[" + 8 x 20 digits + commas + "]"). */
+#define TT_IR_TYPE_STR_MAX 200
+
+/* "f32[4,3]" into buf (TT_IR_TYPE_STR_MAX bytes); returns buf. */
+char *tt_ir_type_str(const tt_ir_type *t, char *buf);
+
+/* Checks a standalone type: dtype known, rank <= TT_MAX_RANK (else UNSUPPORTED), dims >= 0, numel fits.
+ * what names the op in the message. */
+tt_status tt_ir_check_type(const char *what, const tt_ir_type *t);
+
+/* Infers the result types of one node from its operand types and attrs, validating everything.
+ * types: the type table indexed by value id; ins: n_in operand ids (valid indices, checked by the caller).
+ * hint: the requested result type for ops whose result is not implied by operands and attrs (leaves, reshape,
+ * broadcast_in_dim, convert, dot_general/convolution dtype, custom_call); may be NULL for the others.
+ * Writes 1 or 2 types to out and their count to *n_out. On error sets tt_error with a message naming the op. */
+tt_status tt_ir_infer(tt_ir_op op, const tt_ir_attrs *a, const tt_ir_type *types, int32_t n_in,
+                      const tt_ir_value *ins, const tt_ir_type *hint, tt_ir_type *out, int32_t *n_out);
+
+#endif

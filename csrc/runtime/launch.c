@@ -1,0 +1,291 @@
+/* launch.c — tt_rt_launch (the hottest path of the project), sync points, host <-> device and device copies.
+ *
+ * A launch checks its arguments against the program (a few compares per dimension: views the driver will read
+ * in place must lie inside their storages), takes the executable from the compile cache, then either runs it on
+ * the calling thread (DEBUG) or packs everything into one malloc'd work item and queues it (STRICT). */
+#include "rt_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TT_RT_STACK_ARGS 16 /* DEBUG launches with at most this many args + results use no heap at all */
+
+/* Re-issues the current error with "<op>: " in front (copied first: tt_error writes the same buffer). */
+static tt_status prefixed(tt_status st, const char *op) {
+    char msg[TT_RT_MSG_SIZE];
+    snprintf(msg, sizeof msg, "%s", tt_last_error());
+    return tt_error(st, "%s: %s", op, msg);
+}
+
+/* A view must match the program's type and stay inside its storage, on the launch's device. */
+static tt_status check_view(const tt_rt_tensor *t, const tt_ir_type *ty, int device, const char *op, const char *what,
+                            int32_t idx) {
+    const tt_rt_storage *s = t->storage;
+    if (!s) return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: %s %d has no storage", op, what, idx);
+    if (s->device != device)
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: %s %d is on tpu:%d but the op runs on tpu:%d", op, what, idx,
+                        s->device, device);
+    if (t->dtype != ty->dtype)
+        return tt_error(TT_STATUS_TYPE, "%s: %s %d has dtype %s, the program expects %s", op, what, idx,
+                        tt_dtype_name(t->dtype), tt_dtype_name(ty->dtype));
+    if (t->rank != ty->rank)
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: %s %d has rank %d, the program expects %d", op, what, idx,
+                        (int)t->rank, (int)ty->rank);
+    int64_t lo = t->offset, hi = t->offset;
+    bool empty = false;
+    for (int32_t d = 0; d < t->rank; d++) {
+        if (t->dims[d] != ty->dims[d])
+            return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: %s %d has size %lld in dim %d, the program expects %lld",
+                            op, what, idx, (long long)t->dims[d], (int)d, (long long)ty->dims[d]);
+        if (t->dims[d] == 0) empty = true;
+        int64_t span;
+        if (t->dims[d] > 0 && __builtin_mul_overflow(t->dims[d] - 1, t->strides[d], &span))
+            return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: %s %d: stride %lld overflows", op, what, idx,
+                            (long long)t->strides[d]);
+        if (t->dims[d] > 0 && __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi))
+            return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: %s %d: view extent overflows", op, what, idx);
+    }
+    if (empty) return TT_OK;
+    size_t esize = tt_dtype_size(t->dtype);
+    if (lo < 0 || (uint64_t)hi >= (uint64_t)(s->nbytes / (esize ? esize : 1)))
+        return tt_error(TT_STATUS_INVALID_ARGUMENT,
+                        "%s: %s %d: view (offset %lld, elements %lld..%lld) lies outside its storage of %zu bytes", op,
+                        what, idx, (long long)t->offset, (long long)lo, (long long)hi, s->nbytes);
+    return TT_OK;
+}
+
+static tt_status check_launch(int device, const tt_ir_program *p, const tt_rt_arg *args, int32_t n_args,
+                              const tt_rt_tensor *results, int32_t n_results, const char *op) {
+    if (!tt_rt_device_valid(device))
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: tpu:%d does not exist (%d devices)", op, device,
+                        tt_rt_g.n_devices);
+    if (!p) return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: program is NULL", op);
+    if (n_args != p->n_params || (n_args > 0 && !args))
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: %d arguments given, the program has %d parameters", op,
+                        (int)n_args, (int)p->n_params);
+    if (n_results != p->n_outputs || (n_results > 0 && !results))
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: %d results given, the program has %d outputs", op,
+                        (int)n_results, (int)p->n_outputs);
+    for (int32_t i = 0; i < n_args; i++) {
+        tt_ir_value v = p->params[i];
+        bool scalar = p->nodes[p->value_node[v]].op == TT_OP_SCALAR_PARAMETER;
+        if (scalar != (args[i].kind == TT_RT_ARG_SCALAR))
+            return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: argument %d is a %s, the program expects a %s", op,
+                            (int)i, args[i].kind == TT_RT_ARG_SCALAR ? "scalar" : "tensor",
+                            scalar ? "scalar" : "tensor");
+        if (!scalar) {
+            tt_status st = check_view(&args[i].tensor, &p->types[v], device, op, "argument", i);
+            if (st != TT_OK) return st;
+        }
+    }
+    for (int32_t j = 0; j < n_results; j++) {
+        tt_status st = check_view(&results[j], &p->types[p->outputs[j]], device, op, "result", j);
+        if (st != TT_OK) return st;
+    }
+    return TT_OK;
+}
+
+static inline void view_to_exec(tt_exec_arg *e, const tt_rt_tensor *t) {
+    e->buffer = t->storage->buffer;
+    e->offset = t->offset;
+    memcpy(e->strides, t->strides, sizeof e->strides);
+    e->i = 0;
+    e->f = 0;
+}
+
+static inline void arg_to_exec(tt_exec_arg *e, const tt_rt_arg *a) {
+    if (a->kind == TT_RT_ARG_TENSOR) {
+        view_to_exec(e, &a->tensor);
+    } else {
+        memset(e, 0, sizeof *e);
+        e->i = a->i;
+        e->f = a->f;
+    }
+}
+
+static size_t round16(size_t n) { return (n + 15) & ~(size_t)15; }
+
+static tt_status launch_debug(int device, tt_rt_cache_entry *entry, const tt_rt_arg *args, int32_t n_args,
+                              const tt_rt_tensor *results, int32_t n_results, const char *op) {
+    tt_exec_arg stack[TT_RT_STACK_ARGS];
+    int32_t n = n_args + n_results;
+    tt_exec_arg *ea = stack;
+    if (n > TT_RT_STACK_ARGS && !(ea = malloc((size_t)n * sizeof *ea))) {
+        tt_rt_cache_entry_release(entry);
+        return tt_error(TT_STATUS_OUT_OF_MEMORY, "%s: out of host memory for %d arguments", op, (int)n);
+    }
+    for (int32_t i = 0; i < n_args; i++) arg_to_exec(&ea[i], &args[i]);
+    for (int32_t j = 0; j < n_results; j++) view_to_exec(&ea[n_args + j], &results[j]);
+    tt_driver *drv = tt_rt_g.driver;
+    tt_status st = drv->iface.execute(drv->ctx, device, tt_rt_cache_entry_exe(entry), ea, n_args, ea + n_args,
+                                      n_results);
+    if (ea != stack) free(ea);
+    tt_rt_cache_entry_release(entry);
+    return st == TT_OK ? TT_OK : prefixed(st, op);
+}
+
+static tt_status launch_strict(int device, tt_ir_program *program, tt_rt_cache_entry *entry, const tt_rt_arg *args,
+                               int32_t n_args, const tt_rt_tensor *results, int32_t n_results, const char *op) {
+    size_t name_len = strlen(op) + 1;
+    size_t n = (size_t)n_args + (size_t)n_results;
+    size_t off_exec = round16(sizeof(tt_rt_work));
+    size_t off_storages = off_exec + n * sizeof(tt_exec_arg);
+    size_t off_name = off_storages + n * sizeof(tt_rt_storage *);
+    uint8_t *block = malloc(off_name + name_len);
+    if (!block) {
+        tt_rt_cache_entry_release(entry);
+        return tt_error(TT_STATUS_OUT_OF_MEMORY, "%s: out of host memory to queue the op", op);
+    }
+    tt_rt_work *w = (tt_rt_work *)(void *)block;
+    memset(w, 0, sizeof *w);
+    w->kind = TT_RT_WORK_LAUNCH;
+    w->device = device;
+    w->n_args = n_args;
+    w->n_results = n_results;
+    w->entry = entry;
+    tt_ir_program_retain(program);
+    w->program = program;
+    w->args = (tt_exec_arg *)(void *)(block + off_exec);
+    w->results = w->args + n_args;
+    w->storages = (tt_rt_storage **)(void *)(block + off_storages);
+    char *name = (char *)(block + off_name);
+    memcpy(name, op, name_len);
+    w->op_name = name;
+    int32_t ns = 0;
+    for (int32_t i = 0; i < n_args; i++) {
+        arg_to_exec(&w->args[i], &args[i]);
+        if (args[i].kind == TT_RT_ARG_TENSOR) {
+            tt_rt_storage_retain(args[i].tensor.storage);
+            w->storages[ns++] = args[i].tensor.storage;
+        }
+    }
+    for (int32_t j = 0; j < n_results; j++) {
+        view_to_exec(&w->results[j], &results[j]);
+        tt_rt_storage_retain(results[j].storage);
+        w->storages[ns++] = results[j].storage;
+    }
+    w->n_storages = ns;
+    return tt_rt_stream_enqueue(&tt_rt_g.streams[device], w);
+}
+
+tt_status tt_rt_launch(int device, tt_ir_program *program, const tt_rt_arg *args, int32_t n_args,
+                       const tt_rt_tensor *results, int32_t n_results, const char *op_name) {
+    tt_status st = tt_rt_ensure();
+    if (st != TT_OK) return st;
+    const char *op = op_name ? op_name : "launch";
+    if ((st = check_launch(device, program, args, n_args, results, n_results, op)) != TT_OK) return st;
+    tt_rt_cache_entry *entry = NULL;
+    if ((st = tt_rt_cache_acquire(program, &entry)) != TT_OK) return prefixed(st, op);
+    int mode = atomic_load_explicit(&tt_rt_g.mode, memory_order_relaxed);
+    atomic_fetch_add_explicit(&tt_rt_g.ops[mode], 1, memory_order_relaxed);
+    if (mode == TT_EAGER_DEBUG) return launch_debug(device, entry, args, n_args, results, n_results, op);
+    return launch_strict(device, program, entry, args, n_args, results, n_results, op);
+}
+
+/* ---- sync points ---- */
+
+/* Waits for device (-1: every device) and takes the recorded errors; the first (lowest device) is returned. */
+static tt_status sync_devices(int device) {
+    char msg[TT_RT_MSG_SIZE], other[TT_RT_MSG_SIZE];
+    tt_status first = TT_OK;
+    int more = 0;
+    for (int d = 0; d < tt_rt_g.n_devices; d++) {
+        if (device >= 0 && d != device) continue;
+        tt_rt_stream_wait_idle(&tt_rt_g.streams[d]);
+        tt_status st = tt_rt_stream_take_error(&tt_rt_g.streams[d], first == TT_OK ? msg : other, sizeof msg);
+        if (st != TT_OK && first == TT_OK) first = st;
+        else if (st != TT_OK) more++;
+    }
+    if (first == TT_OK) return TT_OK;
+    if (more) return tt_error(first, "%s (and %d more failure%s on other devices)", msg, more, more == 1 ? "" : "s");
+    return tt_error(first, "%s", msg);
+}
+
+tt_status tt_rt_synchronize(int device) {
+    tt_status st = tt_rt_ensure();
+    if (st != TT_OK) return st;
+    if (device < -1 || device >= tt_rt_g.n_devices)
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "synchronize: tpu:%d does not exist (%d devices)", device,
+                        tt_rt_g.n_devices);
+    atomic_fetch_add_explicit(&tt_rt_g.syncs, 1, memory_order_relaxed);
+    return sync_devices(device);
+}
+
+static tt_status check_range(const tt_rt_storage *s, size_t offset, size_t nbytes, const char *what) {
+    if (!s) return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: storage is NULL", what);
+    if (offset > s->nbytes || nbytes > s->nbytes - offset)
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: bytes [%zu, %zu + %zu) lie outside a storage of %zu bytes",
+                        what, offset, offset, nbytes, s->nbytes);
+    return TT_OK;
+}
+
+tt_status tt_rt_read(tt_rt_storage *src, size_t offset, void *dst, size_t nbytes) {
+    tt_status st = tt_rt_ensure();
+    if (st != TT_OK) return st;
+    if ((st = check_range(src, offset, nbytes, "read from device")) != TT_OK) return st;
+    if (nbytes && !dst) return tt_error(TT_STATUS_INVALID_ARGUMENT, "read from device: destination is NULL");
+    atomic_fetch_add_explicit(&tt_rt_g.syncs, 1, memory_order_relaxed);
+    if ((st = sync_devices(src->device)) != TT_OK) return st;
+    if (!nbytes) return TT_OK;
+    tt_driver *drv = tt_rt_g.driver;
+    if ((st = drv->iface.read(drv->ctx, src->buffer, offset, dst, nbytes)) != TT_OK) return st;
+    atomic_fetch_add_explicit(&tt_rt_g.bytes_to_host, (int64_t)nbytes, memory_order_relaxed);
+    return TT_OK;
+}
+
+tt_status tt_rt_write(tt_rt_storage *dst, size_t offset, const void *src, size_t nbytes) {
+    tt_status st = tt_rt_ensure();
+    if (st != TT_OK) return st;
+    if ((st = check_range(dst, offset, nbytes, "write to device")) != TT_OK) return st;
+    if (!nbytes) return TT_OK;
+    if (!src) return tt_error(TT_STATUS_INVALID_ARGUMENT, "write to device: source is NULL");
+    atomic_fetch_add_explicit(&tt_rt_g.bytes_to_device, (int64_t)nbytes, memory_order_relaxed);
+    if (atomic_load_explicit(&tt_rt_g.mode, memory_order_relaxed) == TT_EAGER_DEBUG) {
+        tt_driver *drv = tt_rt_g.driver;
+        return drv->iface.write(drv->ctx, dst->buffer, offset, src, nbytes);
+    }
+    /* STRICT: the caller may reuse its bytes at once, so the item carries a private copy. */
+    size_t off_storage = round16(sizeof(tt_rt_work));
+    size_t off_data = round16(off_storage + sizeof(tt_rt_storage *));
+    if (nbytes > SIZE_MAX - off_data) return tt_error(TT_STATUS_OUT_OF_MEMORY, "write to device: %zu bytes", nbytes);
+    uint8_t *block = malloc(off_data + nbytes);
+    if (!block) return tt_error(TT_STATUS_OUT_OF_MEMORY, "write to device: out of host memory to stage %zu bytes",
+                                nbytes);
+    tt_rt_work *w = (tt_rt_work *)(void *)block;
+    memset(w, 0, sizeof *w);
+    w->kind = TT_RT_WORK_WRITE;
+    w->device = dst->device;
+    w->storages = (tt_rt_storage **)(void *)(block + off_storage);
+    tt_rt_storage_retain(dst);
+    w->storages[0] = dst;
+    w->n_storages = 1;
+    w->op_name = "write to device";
+    w->offset = offset;
+    w->nbytes = nbytes;
+    memcpy(block + off_data, src, nbytes);
+    w->data = block + off_data;
+    return tt_rt_stream_enqueue(&tt_rt_g.streams[dst->device], w);
+}
+
+/* Synchronous: waits for both devices' queues (taking their errors), then copies. Simple and correct; a queued
+ * copy can come later if profiles ask for it. */
+tt_status tt_rt_copy(tt_rt_storage *dst, size_t dst_offset, tt_rt_storage *src, size_t src_offset, size_t nbytes) {
+    tt_status st = tt_rt_ensure();
+    if (st != TT_OK) return st;
+    if ((st = check_range(dst, dst_offset, nbytes, "device copy (destination)")) != TT_OK) return st;
+    if ((st = check_range(src, src_offset, nbytes, "device copy (source)")) != TT_OK) return st;
+    atomic_fetch_add_explicit(&tt_rt_g.syncs, 1, memory_order_relaxed);
+    st = sync_devices(src->device);
+    if (dst->device != src->device) {
+        char msg[TT_RT_MSG_SIZE];
+        if (st != TT_OK) snprintf(msg, sizeof msg, "%s", tt_last_error());
+        tt_status st2 = sync_devices(dst->device);
+        if (st != TT_OK) return tt_error(st, "%s", msg);
+        st = st2;
+    }
+    if (st != TT_OK) return st;
+    if (!nbytes) return TT_OK;
+    tt_driver *drv = tt_rt_g.driver;
+    return drv->iface.copy(drv->ctx, dst->buffer, dst_offset, src->buffer, src_offset, nbytes);
+}

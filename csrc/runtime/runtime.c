@@ -1,0 +1,221 @@
+/* runtime.c — start-up from the environment, shutdown, the eager-mode switch and process-wide metrics.
+ *
+ * Start-up is guarded by a mutex plus an atomic "ready" flag rather than pthread_once, so that a failed start
+ * (a bad environment variable) can be retried after fixing it, and tests can shut down and start again. */
+#include "rt_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+tt_rt_state tt_rt_g;
+
+static pthread_mutex_t tt_rt_init_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* A whole-string unsigned decimal integer; false on garbage, a sign, or overflow. */
+static bool parse_u64(const char *s, unsigned long long *out) {
+    if (!s || !*s || *s < '0' || *s > '9') return false;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || !end || *end) return false;
+    *out = v;
+    return true;
+}
+
+static const char *env_nonempty(const char *name) {
+    const char *v = getenv(name);
+    return (v && *v) ? v : NULL;
+}
+
+/* Reads the eager-mode variables; TPU_LAUNCH_BLOCKING=1 wins over TORCHTPU_EAGER_MODE. */
+static tt_status read_mode(tt_rt_eager_mode *mode) {
+    *mode = TT_EAGER_STRICT;
+    const char *m = env_nonempty("TORCHTPU_EAGER_MODE");
+    if (m) {
+        if (!strcmp(m, "debug")) *mode = TT_EAGER_DEBUG;
+        else if (!strcmp(m, "strict")) *mode = TT_EAGER_STRICT;
+        else if (!strcmp(m, "fused"))
+            return tt_error(TT_STATUS_UNSUPPORTED,
+                            "TORCHTPU_EAGER_MODE=fused: fused eager mode is not implemented yet (use debug or strict)");
+        else
+            return tt_error(TT_STATUS_INVALID_ARGUMENT,
+                            "TORCHTPU_EAGER_MODE='%s' is not a mode (expected 'debug' or 'strict')", m);
+    }
+    const char *lb = env_nonempty("TPU_LAUNCH_BLOCKING");
+    if (lb && !strcmp(lb, "1")) *mode = TT_EAGER_DEBUG;
+    return TT_OK;
+}
+
+/* Counters, streams and state for a driver that is already in tt_rt_g.driver. Caller holds tt_rt_init_mu. */
+static tt_status start_locked(tt_rt_eager_mode mode) {
+    tt_rt_state *g = &tt_rt_g;
+    int n = g->driver->iface.device_count ? g->driver->iface.device_count(g->driver->ctx) : 0;
+    if (n < 1 || n > TT_RT_MAX_DEVICES) {
+        tt_driver_destroy(g->driver);
+        g->driver = NULL;
+        return tt_error(TT_STATUS_INTERNAL, "driver reports %d devices (supported: 1..%d)", n, TT_RT_MAX_DEVICES);
+    }
+    g->n_devices = n;
+    for (int d = 0; d < n; d++) {
+        tt_status st = tt_rt_stream_init(&g->streams[d], d);
+        if (st != TT_OK) {
+            for (int e = 0; e < d; e++) tt_rt_stream_fini(&g->streams[e]);
+            tt_driver_destroy(g->driver);
+            g->driver = NULL;
+            g->n_devices = 0;
+            return st;
+        }
+    }
+    atomic_store(&g->mode, (int)mode);
+    tt_rt_memory_reset_all();
+    tt_rt_rng_reset();
+    tt_rt_metrics_reset();
+    atomic_store_explicit(&g->ready, true, memory_order_release);
+    return TT_OK;
+}
+
+tt_status tt_rt_init(void) {
+    if (atomic_load_explicit(&tt_rt_g.ready, memory_order_acquire)) return TT_OK;
+    pthread_mutex_lock(&tt_rt_init_mu);
+    tt_status st = TT_OK;
+    if (atomic_load_explicit(&tt_rt_g.ready, memory_order_acquire)) goto out;
+
+    unsigned long long n_devices = 1, limit = 0;
+    const char *v = env_nonempty("TORCHTPU_HOST_DEVICES");
+    if (v && (!parse_u64(v, &n_devices) || n_devices < 1 || n_devices > TT_RT_MAX_DEVICES)) {
+        st = tt_error(TT_STATUS_INVALID_ARGUMENT, "TORCHTPU_HOST_DEVICES='%s' must be an integer in 1..%d", v,
+                      TT_RT_MAX_DEVICES);
+        goto out;
+    }
+    v = env_nonempty("TORCHTPU_HOST_MEMORY_LIMIT");
+    if (v && (!parse_u64(v, &limit) || limit > SIZE_MAX)) {
+        st = tt_error(TT_STATUS_INVALID_ARGUMENT,
+                      "TORCHTPU_HOST_MEMORY_LIMIT='%s' must be a number of bytes per device (0 = unlimited)", v);
+        goto out;
+    }
+    tt_rt_eager_mode mode;
+    if ((st = read_mode(&mode)) != TT_OK) goto out;
+    /* The driver sits behind a tt_driver pointer so that a pjrt driver slots in here later. */
+    v = env_nonempty("TORCHTPU_DRIVER");
+    if (v && strcmp(v, "host") != 0) {
+        st = tt_error(!strcmp(v, "pjrt") ? TT_STATUS_UNSUPPORTED : TT_STATUS_INVALID_ARGUMENT,
+                      "TORCHTPU_DRIVER='%s' is not available in this build (available: 'host')", v);
+        goto out;
+    }
+    tt_rt_g.driver = tt_host_driver_create((int)n_devices, (size_t)limit);
+    if (!tt_rt_g.driver) {
+        st = tt_error(TT_STATUS_OUT_OF_MEMORY, "could not create the host driver (%llu devices)", n_devices);
+        goto out;
+    }
+    tt_rt_g.memory_limit = (size_t)limit;
+    st = start_locked(mode);
+out:
+    pthread_mutex_unlock(&tt_rt_init_mu);
+    return st;
+}
+
+tt_status tt_rt_init_with_driver(tt_driver *driver) {
+    if (!driver) return tt_error(TT_STATUS_INVALID_ARGUMENT, "tt_rt_init_with_driver: driver is NULL");
+    pthread_mutex_lock(&tt_rt_init_mu);
+    tt_status st;
+    tt_rt_eager_mode mode;
+    if (atomic_load_explicit(&tt_rt_g.ready, memory_order_acquire)) {
+        tt_driver_destroy(driver);
+        st = tt_error(TT_STATUS_INVALID_ARGUMENT, "tt_rt_init_with_driver: the runtime is already running");
+    } else if ((st = read_mode(&mode)) != TT_OK) {
+        tt_driver_destroy(driver);
+    } else {
+        tt_rt_g.driver = driver;
+        tt_rt_g.memory_limit = 0;
+        st = start_locked(mode);
+    }
+    pthread_mutex_unlock(&tt_rt_init_mu);
+    return st;
+}
+
+void tt_rt_shutdown(void) {
+    pthread_mutex_lock(&tt_rt_init_mu);
+    tt_rt_state *g = &tt_rt_g;
+    if (atomic_load_explicit(&g->ready, memory_order_acquire)) {
+        /* Workers drain their queues before exiting, so queued storages are released before the driver goes. */
+        for (int d = 0; d < g->n_devices; d++) tt_rt_stream_fini(&g->streams[d]);
+        tt_rt_cache_fini();
+        atomic_store_explicit(&g->ready, false, memory_order_release);
+        atomic_fetch_add(&g->generation, 1);
+        tt_driver_destroy(g->driver);
+        g->driver = NULL;
+        g->n_devices = 0;
+    }
+    pthread_mutex_unlock(&tt_rt_init_mu);
+}
+
+int tt_rt_device_count(void) { return tt_rt_ensure() == TT_OK ? tt_rt_g.n_devices : 0; }
+
+const char *tt_rt_driver_name(void) {
+    if (tt_rt_ensure() != TT_OK || !tt_rt_g.driver) return "";
+    return tt_rt_g.driver->iface.name ? tt_rt_g.driver->iface.name : "";
+}
+
+/* ---- eager mode ---- */
+
+const char *tt_rt_eager_mode_name(tt_rt_eager_mode mode) {
+    switch (mode) {
+    case TT_EAGER_DEBUG: return "debug";
+    case TT_EAGER_STRICT: return "strict";
+    case TT_EAGER_FUSED: return "fused";
+    default: return "?";
+    }
+}
+
+tt_rt_eager_mode tt_rt_get_eager_mode(void) {
+    if (tt_rt_ensure() != TT_OK) return TT_EAGER_STRICT;
+    return (tt_rt_eager_mode)atomic_load_explicit(&tt_rt_g.mode, memory_order_relaxed);
+}
+
+/* Drains every stream before switching, so that debug launches never overtake queued work. Errors of queued
+ * launches are not taken here: they stay recorded and the next sync point reports them. */
+tt_status tt_rt_set_eager_mode(tt_rt_eager_mode mode) {
+    tt_status st = tt_rt_ensure();
+    if (st != TT_OK) return st;
+    if (mode == TT_EAGER_FUSED) return tt_error(TT_STATUS_UNSUPPORTED, "fused eager mode is not implemented yet");
+    if (mode != TT_EAGER_DEBUG && mode != TT_EAGER_STRICT)
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "eager mode %d does not exist", (int)mode);
+    for (int d = 0; d < tt_rt_g.n_devices; d++) tt_rt_stream_wait_idle(&tt_rt_g.streams[d]);
+    atomic_store(&tt_rt_g.mode, (int)mode);
+    return TT_OK;
+}
+
+/* ---- metrics ---- */
+
+void tt_rt_metrics_get(tt_rt_metrics *out) {
+    if (!out) return;
+    tt_rt_state *g = &tt_rt_g;
+    memset(out, 0, sizeof *out);
+    for (int m = 0; m < TT_EAGER_MODE_COUNT; m++) out->ops[m] = atomic_load(&g->ops[m]);
+    out->compiles = atomic_load(&g->compiles);
+    out->cache_hits = atomic_load(&g->cache_hits);
+    out->bytes_to_device = atomic_load(&g->bytes_to_device);
+    out->bytes_to_host = atomic_load(&g->bytes_to_host);
+    out->syncs = atomic_load(&g->syncs);
+    out->compile_seconds = (double)atomic_load(&g->compile_ns) * 1e-9;
+    size_t peak = 0;
+    for (int d = 0; d < g->n_devices; d++) {
+        size_t p = atomic_load(&g->mem[d].peak);
+        if (p > peak) peak = p;
+    }
+    out->peak_bytes = (int64_t)peak;
+}
+
+/* Zeroes the counters; peaks restart from the bytes allocated now. */
+void tt_rt_metrics_reset(void) {
+    tt_rt_state *g = &tt_rt_g;
+    for (int m = 0; m < TT_EAGER_MODE_COUNT; m++) atomic_store(&g->ops[m], 0);
+    atomic_store(&g->compiles, 0);
+    atomic_store(&g->cache_hits, 0);
+    atomic_store(&g->bytes_to_device, 0);
+    atomic_store(&g->bytes_to_host, 0);
+    atomic_store(&g->syncs, 0);
+    atomic_store(&g->compile_ns, 0);
+    for (int d = 0; d < g->n_devices; d++) tt_rt_memory_reset_peak(d);
+}

@@ -1,0 +1,544 @@
+/* test_lower_reduce.c — the reduce and nn lowerings built into programs and run on the host driver, compared
+ * with values computed by hand (or by PyTorch CPU, noted beside them). */
+#include "tt_driver.h"
+#include "tt_lower.h"
+#include "tt_test.h"
+
+#include <string.h>
+
+/* ---- harness: inputs as doubles in any dtype; lower one op with several results; run on the host driver ---- */
+
+#define R_MAX_IN 8
+#define R_MAX_OUT 5
+#define R_MAX_EL 64
+
+typedef struct r_run {
+    tt_ir_builder *b;
+    tt_lower_ctx ctx;
+    int nin;
+    const double *in[R_MAX_IN];
+    int nout;
+    tt_ir_type out_type[R_MAX_OUT];
+    double out[R_MAX_OUT][R_MAX_EL];
+} r_run;
+
+static void r_begin(r_run *r) {
+    memset(r, 0, sizeof *r);
+    r->b = tt_ir_builder_create();
+    r->ctx.b = r->b;
+}
+static void r_end(r_run *r) { tt_ir_builder_destroy(r->b); }
+
+static tt_arg r_tensor(r_run *r, tt_dtype dt, int32_t rank, const int64_t *dims, const double *data) {
+    tt_arg a;
+    memset(&a, 0, sizeof a);
+    a.kind = TT_ARG_TENSOR;
+    a.value = tt_ir_param(r->b, dt, rank, dims);
+    a.dtype = dt;
+    a.n = rank;
+    r->in[r->nin++] = data;
+    return a;
+}
+static tt_arg r_kind(tt_arg_kind k) {
+    tt_arg a;
+    memset(&a, 0, sizeof a);
+    a.kind = k;
+    a.value = TT_IR_NONE;
+    return a;
+}
+static tt_arg r_none(void) { return r_kind(TT_ARG_NONE); }
+static tt_arg r_int(int64_t v) {
+    tt_arg a = r_kind(TT_ARG_INT);
+    a.i = v;
+    return a;
+}
+static tt_arg r_ints(int32_t n, const int64_t *v) {
+    tt_arg a = r_kind(TT_ARG_INTS);
+    a.n = n;
+    a.ints = v;
+    return a;
+}
+static tt_arg r_bool(bool v) {
+    tt_arg a = r_kind(TT_ARG_BOOL);
+    a.b = v;
+    return a;
+}
+static tt_arg r_float(double v) {
+    tt_arg a = r_kind(TT_ARG_FLOAT);
+    a.f = v;
+    return a;
+}
+static tt_arg r_dtype(tt_dtype dt) {
+    tt_arg a = r_kind(TT_ARG_DTYPE);
+    a.dtype = dt;
+    return a;
+}
+
+static void r_put(void *p, tt_dtype dt, int64_t i, double v) {
+    switch (dt) {
+    case TT_F32: ((float *)p)[i] = (float)v; break;
+    case TT_BF16: ((uint16_t *)p)[i] = tt_f32_to_bf16((float)v); break;
+    case TT_F16: ((uint16_t *)p)[i] = tt_f32_to_f16((float)v); break;
+    case TT_F64: ((double *)p)[i] = v; break;
+    case TT_I64: ((int64_t *)p)[i] = (int64_t)v; break;
+    case TT_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case TT_I16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case TT_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case TT_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case TT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    default: break;
+    }
+}
+static double r_get(const void *p, tt_dtype dt, int64_t i) {
+    switch (dt) {
+    case TT_F32: return ((const float *)p)[i];
+    case TT_BF16: return tt_bf16_to_f32(((const uint16_t *)p)[i]);
+    case TT_F16: return tt_f16_to_f32(((const uint16_t *)p)[i]);
+    case TT_F64: return ((const double *)p)[i];
+    case TT_I64: return (double)((const int64_t *)p)[i];
+    case TT_I32: return ((const int32_t *)p)[i];
+    case TT_I16: return ((const int16_t *)p)[i];
+    case TT_I8: return ((const int8_t *)p)[i];
+    case TT_U8: return ((const uint8_t *)p)[i];
+    case TT_BOOL: return ((const uint8_t *)p)[i];
+    default: return NAN;
+    }
+}
+
+static void r_strides(const tt_ir_type *t, int64_t *strides) {
+    int64_t s = 1;
+    for (int32_t k = t->rank - 1; k >= 0; k--) {
+        strides[k] = s;
+        s *= t->dims[k];
+    }
+}
+
+/* Lowers op with nouts results and runs it; the lowering's (or the run's) status. */
+static tt_status r_exec(r_run *r, const char *op, tt_arg *args, int32_t nargs, int32_t nouts) {
+    tt_lower_fn fn = tt_lower_find(op);
+    if (!fn) return tt_error(TT_STATUS_UNSUPPORTED, "no lowering for %s", op);
+    tt_ir_value outs[R_MAX_OUT];
+    for (int i = 0; i < R_MAX_OUT; i++) outs[i] = TT_IR_NONE;
+    tt_status st = fn(&r->ctx, args, nargs, outs, nouts);
+    if (st != TT_OK) return st;
+    r->nout = nouts;
+    for (int i = 0; i < nouts; i++) {
+        r->out_type[i] = *tt_ir_type_of(r->b, outs[i]);
+        if (tt_numel(r->out_type[i].rank, r->out_type[i].dims) > R_MAX_EL) return TT_STATUS_UNSUPPORTED;
+        tt_ir_builder_add_output(r->b, outs[i]);
+    }
+    tt_ir_program *p = NULL;
+    if ((st = tt_ir_builder_finish(r->b, &p)) != TT_OK) return st;
+    if ((st = tt_ir_verify(p)) != TT_OK) {
+        tt_ir_program_destroy(p);
+        return st;
+    }
+    tt_driver *d = tt_host_driver_create(1, 0);
+    if (!d) {
+        tt_ir_program_destroy(p);
+        return TT_STATUS_OUT_OF_MEMORY;
+    }
+    tt_executable *exe = NULL;
+    tt_exec_arg ea[32], eo[R_MAX_OUT];
+    tt_buffer *bufs[32 + R_MAX_OUT];
+    int nbufs = 0;
+    memset(ea, 0, sizeof ea);
+    memset(eo, 0, sizeof eo);
+    uint8_t host[R_MAX_EL * 8];
+    if (p->n_params > 32) {
+        st = TT_STATUS_UNSUPPORTED;
+        goto done;
+    }
+    if ((st = d->iface.compile(d->ctx, p, &exe)) != TT_OK) goto done;
+    for (int32_t i = 0; i < p->n_params; i++) {
+        tt_ir_value v = p->params[i];
+        const tt_ir_node *n = &p->nodes[p->value_node[v]];
+        const tt_ir_type *t = &p->types[v];
+        if (n->op == TT_OP_SCALAR_PARAMETER) {
+            for (int32_t k = 0; k < r->ctx.n_scalars; k++)
+                if (r->ctx.scalars[k].param_index == i) {
+                    ea[i].i = r->ctx.scalars[k].i;
+                    ea[i].f = r->ctx.scalars[k].f;
+                }
+            continue;
+        }
+        int64_t numel = tt_numel(t->rank, t->dims);
+        size_t nb = (size_t)numel * tt_dtype_size(t->dtype);
+        if (numel > R_MAX_EL || i >= r->nin) {
+            st = TT_STATUS_UNSUPPORTED;
+            goto done;
+        }
+        for (int64_t k = 0; k < numel; k++) r_put(host, t->dtype, k, r->in[i][k]);
+        if ((st = d->iface.buffer_alloc(d->ctx, 0, nb, &bufs[nbufs])) != TT_OK) goto done;
+        ea[i].buffer = bufs[nbufs++];
+        r_strides(t, ea[i].strides);
+        if (nb && (st = d->iface.write(d->ctx, ea[i].buffer, 0, host, nb)) != TT_OK) goto done;
+    }
+    for (int o = 0; o < nouts; o++) {
+        const tt_ir_type *t = &r->out_type[o];
+        size_t nb = (size_t)tt_numel(t->rank, t->dims) * tt_dtype_size(t->dtype);
+        if ((st = d->iface.buffer_alloc(d->ctx, 0, nb, &bufs[nbufs])) != TT_OK) goto done;
+        eo[o].buffer = bufs[nbufs++];
+        r_strides(t, eo[o].strides);
+    }
+    if ((st = d->iface.execute(d->ctx, 0, exe, ea, p->n_params, eo, nouts)) != TT_OK) goto done;
+    for (int o = 0; o < nouts; o++) {
+        const tt_ir_type *t = &r->out_type[o];
+        int64_t numel = tt_numel(t->rank, t->dims);
+        size_t nb = (size_t)numel * tt_dtype_size(t->dtype);
+        if (nb && (st = d->iface.read(d->ctx, eo[o].buffer, 0, host, nb)) != TT_OK) goto done;
+        for (int64_t i = 0; i < numel; i++) r->out[o][i] = r_get(host, t->dtype, i);
+    }
+done:
+    for (int i = 0; i < nbufs; i++) d->iface.buffer_free(d->ctx, bufs[i]);
+    d->iface.executable_free(d->ctx, exe);
+    tt_driver_destroy(d);
+    tt_ir_program_destroy(p);
+    return st;
+}
+
+/* Checks result o's dtype, shape and values (relative tolerance tol; NaN must match NaN). */
+static void r_expect(const r_run *r, int o, tt_dtype dt, int32_t rank, const int64_t *dims, const double *want,
+                     double tol) {
+    const tt_ir_type *t = &r->out_type[o];
+    if (t->dtype != dt) fprintf(stderr, "  out %d dtype: got %s, want %s\n", o, tt_dtype_name(t->dtype), tt_dtype_name(dt));
+    TT_CHECK(t->dtype == dt);
+    TT_CHECK(t->rank == rank);
+    if (t->rank != rank) return;
+    for (int32_t i = 0; i < rank; i++) TT_CHECK(t->dims[i] == dims[i]);
+    int64_t n = tt_numel(rank, dims);
+    for (int64_t i = 0; i < n && i < R_MAX_EL; i++) {
+        double g = r->out[o][i], w = want[i];
+        bool ok = isnan(w) ? isnan(g) : (isinf(w) ? g == w : fabs(g - w) <= tol * (1.0 + fabs(w)));
+        if (!ok) fprintf(stderr, "  out %d [%lld]: got %.9g want %.9g\n", o, (long long)i, g, w);
+        TT_CHECK(ok);
+    }
+}
+
+#define DIMS(...) ((const int64_t[]){__VA_ARGS__})
+#define VALS(...) ((const double[]){__VA_ARGS__})
+
+static const double X23[6] = {1, -2, 3, 4, 5, -6}; /* a [2, 3] matrix */
+
+/* ---- reduce ---- */
+
+static void test_sum_of_ints_over_a_dim_is_i64_and_keeps_dims(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg a[4] = {r_tensor(&r, TT_I32, 2, DIMS(2, 3), X23), r_ints(1, DIMS(1)), r_bool(true), r_none()};
+    TT_CHECK_OK(r_exec(&r, "aten::sum.dim_IntList", a, 4, 1));
+    r_expect(&r, 0, TT_I64, 2, DIMS(2, 1), VALS(2, 3), 0);
+    r_end(&r);
+}
+
+static void test_sum_with_no_dim_and_dtype_converts_first(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg a[2] = {r_tensor(&r, TT_F32, 2, DIMS(2, 3), X23), r_dtype(TT_F64)};
+    TT_CHECK_OK(r_exec(&r, "aten::sum", a, 2, 1));
+    r_expect(&r, 0, TT_F64, 0, NULL, VALS(5), 0);
+    r_end(&r);
+}
+
+static void test_sum_with_repeated_dims_is_an_error(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg a[4] = {r_tensor(&r, TT_F32, 2, DIMS(2, 3), X23), r_ints(2, DIMS(0, -2)), r_bool(false), r_none()};
+    TT_CHECK(r_exec(&r, "aten::sum.dim_IntList", a, 4, 1) == TT_STATUS_INVALID_ARGUMENT);
+    r_end(&r);
+}
+
+static void test_mean_of_bf16_rounds_once_and_mean_of_ints_fails(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg a[4] = {r_tensor(&r, TT_BF16, 2, DIMS(2, 3), X23), r_ints(1, DIMS(0)), r_bool(false), r_none()};
+    TT_CHECK_OK(r_exec(&r, "aten::mean.dim", a, 4, 1));
+    r_expect(&r, 0, TT_BF16, 1, DIMS(3), VALS(2.5, 1.5, -1.5), 0);
+    r_end(&r);
+    r_begin(&r);
+    tt_arg b[2] = {r_tensor(&r, TT_I64, 1, DIMS(3), X23), r_none()};
+    TT_CHECK(r_exec(&r, "aten::mean", b, 2, 1) == TT_STATUS_INVALID_ARGUMENT);
+    r_end(&r);
+}
+
+static void test_max_dim_returns_values_and_first_indices(void) {
+    r_run r;
+    r_begin(&r);
+    static const double x[6] = {3, 1, 3, 0, 7, 7};
+    tt_arg a[3] = {r_tensor(&r, TT_F32, 2, DIMS(2, 3), x), r_int(-1), r_bool(false)};
+    TT_CHECK_OK(r_exec(&r, "aten::max.dim", a, 3, 2));
+    r_expect(&r, 0, TT_F32, 1, DIMS(2), VALS(3, 7), 0);
+    r_expect(&r, 1, TT_I64, 1, DIMS(2), VALS(0, 1), 0);
+    r_end(&r);
+}
+
+static void test_argmin_without_dim_indexes_the_flattened_tensor(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg a[3] = {r_tensor(&r, TT_F32, 2, DIMS(2, 3), X23), r_none(), r_bool(true)};
+    TT_CHECK_OK(r_exec(&r, "aten::argmin", a, 3, 1));
+    r_expect(&r, 0, TT_I64, 2, DIMS(1, 1), VALS(5), 0);
+    r_end(&r);
+}
+
+static void test_amax_over_an_empty_dim_is_an_index_error(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg a[3] = {r_tensor(&r, TT_F32, 2, DIMS(0, 3), X23), r_ints(1, DIMS(0)), r_bool(false)};
+    TT_CHECK(r_exec(&r, "aten::amax", a, 3, 1) == TT_STATUS_INDEX);
+    r_end(&r);
+}
+
+static void test_var_mean_with_correction_matches_pytorch(void) {
+    /* torch.var_mean(x, dim=1, correction=1) for X23: var [6.3333333, 37], mean [0.6666667, 1] */
+    r_run r;
+    r_begin(&r);
+    tt_arg corr = r_kind(TT_ARG_SCALAR);
+    corr.dtype = TT_I64;
+    corr.i = 1;
+    tt_arg a[4] = {r_tensor(&r, TT_F32, 2, DIMS(2, 3), X23), r_ints(1, DIMS(1)), corr, r_bool(false)};
+    TT_CHECK_OK(r_exec(&r, "aten::var_mean.correction", a, 4, 2));
+    r_expect(&r, 0, TT_F32, 1, DIMS(2), VALS(19.0 / 3.0, 37.0), 1e-6);
+    r_expect(&r, 1, TT_F32, 1, DIMS(2), VALS(2.0 / 3.0, 1.0), 1e-6);
+    r_end(&r);
+}
+
+static void test_prod_cumsum_any_and_count_nonzero(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg a[2] = {r_tensor(&r, TT_I32, 2, DIMS(2, 3), X23), r_none()};
+    TT_CHECK_OK(r_exec(&r, "aten::prod", a, 2, 1));
+    r_expect(&r, 0, TT_I64, 0, NULL, VALS(720), 0);
+    r_end(&r);
+    r_begin(&r);
+    tt_arg c[3] = {r_tensor(&r, TT_BOOL, 1, DIMS(4), VALS(1, 0, 1, 1)), r_int(0), r_none()};
+    TT_CHECK_OK(r_exec(&r, "aten::cumsum", c, 3, 1));
+    r_expect(&r, 0, TT_I64, 1, DIMS(4), VALS(1, 1, 2, 3), 0);
+    r_end(&r);
+    r_begin(&r);
+    tt_arg y[3] = {r_tensor(&r, TT_U8, 2, DIMS(2, 2), VALS(0, 0, 0, 5)), r_int(1), r_bool(false)};
+    TT_CHECK_OK(r_exec(&r, "aten::any.dim", y, 3, 1));
+    r_expect(&r, 0, TT_U8, 1, DIMS(2), VALS(0, 1), 0);
+    r_end(&r);
+    r_begin(&r);
+    tt_arg z[2] = {r_tensor(&r, TT_F32, 2, DIMS(2, 2), VALS(0, NAN, 0, 5)), r_ints(1, DIMS(0))};
+    TT_CHECK_OK(r_exec(&r, "aten::count_nonzero.dim_IntList", z, 2, 1));
+    r_expect(&r, 0, TT_I64, 1, DIMS(2), VALS(0, 2), 0);
+    r_end(&r);
+}
+
+static void test_logsumexp_and_vector_norms(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg a[3] = {r_tensor(&r, TT_F32, 1, DIMS(3), VALS(1000, 1000, -INFINITY)), r_ints(1, DIMS(0)), r_bool(false)};
+    TT_CHECK_OK(r_exec(&r, "aten::logsumexp", a, 3, 1));
+    r_expect(&r, 0, TT_F32, 0, NULL, VALS(1000.6931471805599), 1e-6);
+    r_end(&r);
+    static const double ords[4] = {2, 1, INFINITY, 3};
+    static const double want[4] = {5, 7, 4, 4.497941445275415};
+    for (int k = 0; k < 4; k++) {
+        r_begin(&r);
+        tt_arg o = r_kind(TT_ARG_SCALAR);
+        o.dtype = TT_F64;
+        o.f = ords[k];
+        tt_arg v[5] = {r_tensor(&r, TT_F32, 1, DIMS(2), VALS(3, -4)), o, r_none(), r_bool(false), r_none()};
+        TT_CHECK_OK(r_exec(&r, "aten::linalg_vector_norm", v, 5, 1));
+        r_expect(&r, 0, TT_F32, 0, NULL, &want[k], 1e-6);
+        r_end(&r);
+    }
+}
+
+/* ---- nn ---- */
+
+static void test_softmax_and_log_softmax_along_the_last_dim(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg a[3] = {r_tensor(&r, TT_F32, 2, DIMS(2, 2), VALS(0, 0, 1, 1000)), r_int(-1), r_bool(false)};
+    TT_CHECK_OK(r_exec(&r, "aten::_softmax", a, 3, 1));
+    r_expect(&r, 0, TT_F32, 2, DIMS(2, 2), VALS(0.5, 0.5, 0, 1), 1e-6);
+    r_end(&r);
+    r_begin(&r);
+    tt_arg b[3] = {r_tensor(&r, TT_F32, 1, DIMS(2), VALS(0, 0)), r_int(0), r_bool(false)};
+    TT_CHECK_OK(r_exec(&r, "aten::_log_softmax", b, 3, 1));
+    r_expect(&r, 0, TT_F32, 1, DIMS(2), VALS(-0.6931471805599453, -0.6931471805599453), 1e-6);
+    r_end(&r);
+}
+
+static void test_layer_norm_returns_output_mean_and_rstd(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg a[5] = {r_tensor(&r, TT_F32, 2, DIMS(2, 2), VALS(1, 3, 2, 2)), r_ints(1, DIMS(2)), r_none(), r_none(),
+                   r_float(0.0)};
+    TT_CHECK_OK(r_exec(&r, "aten::native_layer_norm", a, 5, 3));
+    r_expect(&r, 0, TT_F32, 2, DIMS(2, 2), VALS(-1, 1, NAN, NAN), 1e-6); /* zero variance, eps 0: 0 * inf */
+    r_expect(&r, 1, TT_F32, 2, DIMS(2, 1), VALS(2, 2), 1e-6);
+    r_expect(&r, 2, TT_F32, 2, DIMS(2, 1), VALS(1, INFINITY), 1e-6);
+    r_end(&r);
+}
+
+static void test_nll_loss_mean_ignores_the_ignore_index(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg a[5] = {r_tensor(&r, TT_F32, 2, DIMS(3, 2), VALS(-1, -2, -3, -4, -5, -6)),
+                   r_tensor(&r, TT_I64, 1, DIMS(3), VALS(1, 0, -100)), r_none(), r_int(1), r_int(-100)};
+    TT_CHECK_OK(r_exec(&r, "aten::nll_loss_forward", a, 5, 2));
+    r_expect(&r, 0, TT_F32, 0, NULL, VALS(2.5), 1e-6);
+    r_expect(&r, 1, TT_F32, 0, NULL, VALS(2), 1e-6);
+    r_end(&r);
+}
+
+static void test_mse_and_huber_losses(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg a[3] = {r_tensor(&r, TT_F32, 1, DIMS(2), VALS(1, 4)), r_tensor(&r, TT_F32, 1, DIMS(2), VALS(0, 0)),
+                   r_int(1)};
+    TT_CHECK_OK(r_exec(&r, "aten::mse_loss", a, 3, 1));
+    r_expect(&r, 0, TT_F32, 0, NULL, VALS(8.5), 1e-6);
+    r_end(&r);
+    r_begin(&r);
+    tt_arg h[4] = {r_tensor(&r, TT_F32, 1, DIMS(2), VALS(0.5, 4)), r_tensor(&r, TT_F32, 1, DIMS(2), VALS(0, 0)),
+                   r_int(0), r_float(1.0)};
+    TT_CHECK_OK(r_exec(&r, "aten::huber_loss", h, 4, 1));
+    r_expect(&r, 0, TT_F32, 1, DIMS(2), VALS(0.125, 3.5), 1e-6);
+    r_end(&r);
+}
+
+static void test_dropout_in_eval_is_identity_with_a_full_mask(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg a[3] = {r_tensor(&r, TT_F32, 1, DIMS(3), VALS(1, 2, 3)), r_float(0.5), r_bool(false)};
+    TT_CHECK_OK(r_exec(&r, "aten::native_dropout", a, 3, 2));
+    r_expect(&r, 0, TT_F32, 1, DIMS(3), VALS(1, 2, 3), 0);
+    r_expect(&r, 1, TT_BOOL, 1, DIMS(3), VALS(1, 1, 1), 0);
+    r_end(&r);
+}
+
+static void test_dropout_in_training_zeroes_or_scales_each_element(void) {
+    r_run r;
+    r_begin(&r);
+    static const double ones[64] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    tt_arg a[3] = {r_tensor(&r, TT_F32, 1, DIMS(32), ones), r_float(0.5), r_none()};
+    TT_CHECK_OK(r_exec(&r, "aten::native_dropout", a, 3, 2));
+    int kept = 0;
+    for (int i = 0; i < 32; i++) {
+        TT_CHECK(r.out[0][i] == (r.out[1][i] ? 2.0 : 0.0));
+        kept += r.out[1][i] != 0;
+    }
+    TT_CHECK(kept > 4 && kept < 28);
+    r_end(&r);
+}
+
+/* Inputs and expected values below come from PyTorch CPU (torch 2.13). */
+static const double LX[6] = {1, 3, 0.5, 2, -1, 4}, LG[6] = {0.5, -1, 2, 1, 1, -3};
+static const double BX[8] = {1, 2, 3, -4, 0, 5, -2, 1}, BG[8] = {1, -1, 0.5, 2, 3, 0, -1, 1};
+
+static void test_layer_norm_backward_matches_pytorch(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg a[8] = {r_tensor(&r, TT_F32, 2, DIMS(2, 3), LG),
+                   r_tensor(&r, TT_F32, 2, DIMS(2, 3), LX),
+                   r_ints(1, DIMS(3)),
+                   r_tensor(&r, TT_F32, 2, DIMS(2, 1), VALS(1.5, 1.6666666269302368)),
+                   r_tensor(&r, TT_F32, 2, DIMS(2, 1), VALS(0.9258161187171936, 0.48666366934776306)),
+                   r_tensor(&r, TT_F32, 1, DIMS(3), VALS(2, 0.5, 1)),
+                   r_tensor(&r, TT_F32, 1, DIMS(3), VALS(0, 1, -1)),
+                   r_kind(TT_ARG_BOOLS)};
+    TT_CHECK_OK(r_exec(&r, "aten::native_layer_norm_backward", a, 8, 3));
+    r_expect(&r, 0, TT_F32, 2, DIMS(2, 3),
+             VALS(-0.27553677558898926, 0.055097103118896484, 0.22043991088867188, 1.1526243686676025,
+                  -0.461047887802124, -0.6915763020515442), 1e-5);
+    r_expect(&r, 1, TT_F32, 1, DIMS(3), VALS(-0.06923279166221619, -2.6864938735961914, -5.258277893066406), 1e-5);
+    r_expect(&r, 2, TT_F32, 1, DIMS(3), VALS(1.5, 0.0, -1.0), 1e-6);
+    r_end(&r);
+}
+
+static void test_batch_norm_functional_training_updates_running_stats(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg a[8] = {r_tensor(&r, TT_F32, 3, DIMS(2, 2, 2), BX), r_tensor(&r, TT_F32, 1, DIMS(2), VALS(1.5, -1)),
+                   r_tensor(&r, TT_F32, 1, DIMS(2), VALS(0.1, 0.2)), r_tensor(&r, TT_F32, 1, DIMS(2), VALS(0.5, -0.5)),
+                   r_tensor(&r, TT_F32, 1, DIMS(2), VALS(1, 2)), r_bool(true), r_float(0.1), r_float(1e-5)};
+    TT_CHECK_OK(r_exec(&r, "aten::_native_batch_norm_legit_functional", a, 8, 5));
+    r_expect(&r, 0, TT_F32, 3, DIMS(2, 2, 2),
+             VALS(-0.7017825245857239, 0.10000002384185791, -1.099866509437561, 1.4998664855957031,
+                  -1.5035650730133057, 2.505347728729248, 0.7570856809616089, -0.357085645198822), 1e-5);
+    r_expect(&r, 1, TT_F32, 1, DIMS(2), VALS(2.0, -0.5), 1e-6);
+    r_expect(&r, 2, TT_F32, 1, DIMS(2), VALS(0.5345216989517212, 0.3713904321193695), 1e-5);
+    r_expect(&r, 3, TT_F32, 1, DIMS(2), VALS(0.6499999761581421, -0.5), 1e-6);
+    r_expect(&r, 4, TT_F32, 1, DIMS(2), VALS(1.3666666746139526, 2.7666666507720947), 1e-6);
+    r_end(&r);
+}
+
+static void test_batch_norm_backward_in_training_matches_pytorch(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg a[10] = {r_tensor(&r, TT_F32, 3, DIMS(2, 2, 2), BG), r_tensor(&r, TT_F32, 3, DIMS(2, 2, 2), BX),
+                    r_tensor(&r, TT_F32, 1, DIMS(2), VALS(1.5, -1)), r_tensor(&r, TT_F32, 1, DIMS(2), VALS(0.5, -0.5)),
+                    r_tensor(&r, TT_F32, 1, DIMS(2), VALS(1, 2)), r_tensor(&r, TT_F32, 1, DIMS(2), VALS(2.0, -0.5)),
+                    r_tensor(&r, TT_F32, 1, DIMS(2), VALS(0.5345216989517212, 0.3713904321193695)),
+                    r_bool(true), r_float(1e-5), r_kind(TT_ARG_BOOLS)};
+    TT_CHECK_OK(r_exec(&r, "aten::native_batch_norm_backward", a, 10, 3));
+    r_expect(&r, 0, TT_F32, 3, DIMS(2, 2, 2),
+             VALS(-0.20044447481632233, -1.4031195640563965, -0.05442776530981064, -0.40981027483940125,
+                  1.0022304058074951, 0.6013333797454834, 0.6467315554618835, -0.18249350786209106), 1e-5);
+    r_expect(&r, 1, TT_F32, 1, DIMS(2), VALS(-3.741652011871338, -0.8356284499168396), 1e-5);
+    r_expect(&r, 2, TT_F32, 1, DIMS(2), VALS(3.0, 2.5), 1e-6);
+    r_end(&r);
+}
+
+static void test_group_norm_and_its_backward_match_pytorch(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg a[8] = {r_tensor(&r, TT_F32, 3, DIMS(2, 2, 2), BX), r_tensor(&r, TT_F32, 1, DIMS(2), VALS(1.5, -1)),
+                   r_tensor(&r, TT_F32, 1, DIMS(2), VALS(0.1, 0.2)), r_int(2), r_int(2), r_int(2), r_int(1),
+                   r_float(1e-5)};
+    TT_CHECK_OK(r_exec(&r, "aten::native_group_norm", a, 8, 3));
+    r_expect(&r, 0, TT_F32, 3, DIMS(2, 2, 2),
+             VALS(0.37854281067848206, 0.9356284141540527, -0.7284760475158691, 1.871256947517395,
+                  -0.48834797739982605, 2.4533917903900146, 1.3766958713531494, 0.20000001788139343), 1e-5);
+    r_expect(&r, 1, TT_F32, 2, DIMS(2, 1), VALS(0.5, 1.0), 1e-6);
+    r_expect(&r, 2, TT_F32, 2, DIMS(2, 1), VALS(0.3713904321193695, 0.3922319710254669), 1e-5);
+    r_end(&r);
+    r_begin(&r);
+    tt_arg b[10] = {r_tensor(&r, TT_F32, 3, DIMS(2, 2, 2), BG), r_tensor(&r, TT_F32, 3, DIMS(2, 2, 2), BX),
+                    r_tensor(&r, TT_F32, 2, DIMS(2, 1), VALS(0.5, 1.0)),
+                    r_tensor(&r, TT_F32, 2, DIMS(2, 1), VALS(0.3713904321193695, 0.3922319710254669)),
+                    r_tensor(&r, TT_F32, 1, DIMS(2), VALS(1.5, -1)), r_int(2), r_int(2), r_int(2), r_int(1),
+                    r_kind(TT_ARG_BOOLS)};
+    TT_CHECK_OK(r_exec(&r, "aten::native_group_norm_backward", b, 10, 3));
+    r_expect(&r, 0, TT_F32, 3, DIMS(2, 2, 2),
+             VALS(0.7491841912269592, -0.44502800703048706, -0.1536785364151001, -0.15047764778137207,
+                  1.2106393575668335, 0.011313676834106445, -0.3884599804878235, -0.8334929347038269), 1e-5);
+    r_expect(&r, 1, TT_F32, 1, DIMS(2), VALS(-1.548086404800415, -1.7015799283981323), 1e-5);
+    r_expect(&r, 2, TT_F32, 1, DIMS(2), VALS(3.0, 2.5), 1e-6);
+    r_end(&r);
+}
+
+int main(void) {
+    static const tt_test_case cases[] = {
+        {"sum of ints over a dim is i64 and keeps dims", test_sum_of_ints_over_a_dim_is_i64_and_keeps_dims},
+        {"sum with no dim and dtype converts first", test_sum_with_no_dim_and_dtype_converts_first},
+        {"sum with repeated dims is an error", test_sum_with_repeated_dims_is_an_error},
+        {"mean of bf16 rounds once and mean of ints fails", test_mean_of_bf16_rounds_once_and_mean_of_ints_fails},
+        {"max.dim returns values and first indices", test_max_dim_returns_values_and_first_indices},
+        {"argmin without dim indexes the flattened tensor", test_argmin_without_dim_indexes_the_flattened_tensor},
+        {"amax over an empty dim is an index error", test_amax_over_an_empty_dim_is_an_index_error},
+        {"var_mean with correction matches PyTorch", test_var_mean_with_correction_matches_pytorch},
+        {"prod, cumsum, any and count_nonzero", test_prod_cumsum_any_and_count_nonzero},
+        {"logsumexp and vector norms", test_logsumexp_and_vector_norms},
+        {"softmax and log_softmax along the last dim", test_softmax_and_log_softmax_along_the_last_dim},
+        {"layer norm returns output, mean and rstd", test_layer_norm_returns_output_mean_and_rstd},
+        {"nll_loss mean ignores the ignore_index", test_nll_loss_mean_ignores_the_ignore_index},
+        {"mse and huber losses", test_mse_and_huber_losses},
+        {"dropout in eval is identity with a full mask", test_dropout_in_eval_is_identity_with_a_full_mask},
+        {"dropout in training zeroes or scales each element", test_dropout_in_training_zeroes_or_scales_each_element},
+        {"layer norm backward matches PyTorch", test_layer_norm_backward_matches_pytorch},
+        {"batch norm functional training updates running stats",
+         test_batch_norm_functional_training_updates_running_stats},
+        {"batch norm backward in training matches PyTorch", test_batch_norm_backward_in_training_matches_pytorch},
+        {"group norm and its backward match PyTorch", test_group_norm_and_its_backward_match_pytorch},
+        {NULL, NULL},
+    };
+    return tt_test_run(cases);
+}

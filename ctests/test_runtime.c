@@ -1,0 +1,717 @@
+/* test_runtime.c — the runtime: storages, debug and strict launches, queued errors, the compile cache, memory
+ * statistics, RNG state, start-up from the environment, several devices.
+ *
+ * Two kinds of case: those on a fake driver defined here (a gate that holds execution back makes "strict returns
+ * before the work is done" and "freed only after queued work" deterministic; failures on demand), and those on
+ * the real host driver started from environment variables. Every case starts and shuts down its own runtime. */
+#include "tt_runtime.h"
+#include "tt_test.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------------------------------------------------------
+ * A fake driver: buffers are host bytes; an executable adds two f32 rank-1 tensors (any strides).
+ * ---------------------------------------------------------------------------------------------------------- */
+struct tt_buffer {
+    size_t n;
+    unsigned char *bytes;
+};
+struct tt_executable {
+    tt_ir_program *p;
+};
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool gate_closed;
+    int executed, compiled, fail_at, live_buffers, live_exes;
+    size_t limit, in_use;
+} fk = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0, 0, 0, 0, 0, 0, 0};
+
+static int fk_get(int *field) {
+    pthread_mutex_lock(&fk.mu);
+    int v = *field;
+    pthread_mutex_unlock(&fk.mu);
+    return v;
+}
+static void fk_set(int *field, int v) {
+    pthread_mutex_lock(&fk.mu);
+    *field = v;
+    pthread_mutex_unlock(&fk.mu);
+}
+static void fk_gate(bool closed) {
+    pthread_mutex_lock(&fk.mu);
+    fk.gate_closed = closed;
+    pthread_cond_broadcast(&fk.cv);
+    pthread_mutex_unlock(&fk.mu);
+}
+
+static int fk_device_count(void *ctx) { return (int)(intptr_t)ctx; }
+static tt_status fk_alloc(void *ctx, int device, size_t nbytes, tt_buffer **out) {
+    (void)ctx, (void)device;
+    pthread_mutex_lock(&fk.mu);
+    bool over = fk.limit && fk.in_use + nbytes > fk.limit;
+    if (!over) fk.in_use += nbytes, fk.live_buffers++;
+    pthread_mutex_unlock(&fk.mu);
+    if (over) return tt_error(TT_STATUS_OUT_OF_MEMORY, "fake: out of memory");
+    tt_buffer *b = calloc(1, sizeof *b);
+    b->n = nbytes;
+    b->bytes = calloc(1, nbytes ? nbytes : 1);
+    *out = b;
+    return TT_OK;
+}
+static void fk_free(void *ctx, tt_buffer *b) {
+    (void)ctx;
+    if (!b) return;
+    pthread_mutex_lock(&fk.mu);
+    fk.in_use -= b->n;
+    fk.live_buffers--;
+    pthread_mutex_unlock(&fk.mu);
+    free(b->bytes);
+    free(b);
+}
+static void *fk_address(void *ctx, tt_buffer *b) { return (void)ctx, b->bytes; }
+static tt_status fk_write(void *ctx, tt_buffer *dst, size_t off, const void *src, size_t n) {
+    (void)ctx;
+    memcpy(dst->bytes + off, src, n);
+    return TT_OK;
+}
+static tt_status fk_read(void *ctx, tt_buffer *src, size_t off, void *dst, size_t n) {
+    (void)ctx;
+    memcpy(dst, src->bytes + off, n);
+    return TT_OK;
+}
+static tt_status fk_copy(void *ctx, tt_buffer *dst, size_t doff, tt_buffer *src, size_t soff, size_t n) {
+    (void)ctx;
+    memmove(dst->bytes + doff, src->bytes + soff, n);
+    return TT_OK;
+}
+static tt_status fk_compile(void *ctx, tt_ir_program *p, tt_executable **out) {
+    (void)ctx;
+    tt_executable *e = calloc(1, sizeof *e);
+    tt_ir_program_retain(p);
+    e->p = p;
+    pthread_mutex_lock(&fk.mu);
+    fk.compiled++;
+    fk.live_exes++;
+    pthread_mutex_unlock(&fk.mu);
+    *out = e;
+    return TT_OK;
+}
+static void fk_exe_free(void *ctx, tt_executable *e) {
+    (void)ctx;
+    if (!e) return;
+    pthread_mutex_lock(&fk.mu);
+    fk.live_exes--;
+    pthread_mutex_unlock(&fk.mu);
+    tt_ir_program_destroy(e->p);
+    free(e);
+}
+static tt_status fk_execute(void *ctx, int device, tt_executable *e, const tt_exec_arg *args, int32_t n_args,
+                            const tt_exec_arg *res, int32_t n_res) {
+    (void)ctx, (void)device, (void)n_args, (void)n_res;
+    pthread_mutex_lock(&fk.mu);
+    while (fk.gate_closed) pthread_cond_wait(&fk.cv, &fk.mu);
+    int k = ++fk.executed;
+    bool fail = fk.fail_at == k;
+    pthread_mutex_unlock(&fk.mu);
+    if (fail) return tt_error(TT_STATUS_INVALID_ARGUMENT, "fake failure number %d", k);
+    int64_t n = e->p->types[e->p->outputs[0]].dims[0];
+    float *a = (float *)(void *)args[0].buffer->bytes, *b = (float *)(void *)args[1].buffer->bytes;
+    float *o = (float *)(void *)res[0].buffer->bytes;
+    float tmp[64];
+    for (int64_t i = 0; i < n && i < 64; i++)
+        tmp[i] = a[args[0].offset + i * args[0].strides[0]] + b[args[1].offset + i * args[1].strides[0]];
+    for (int64_t i = 0; i < n && i < 64; i++) o[res[0].offset + i * res[0].strides[0]] = tmp[i];
+    return TT_OK;
+}
+static tt_status fk_memory_stats(void *ctx, int device, tt_driver_memory_stats *out) {
+    (void)ctx, (void)device;
+    pthread_mutex_lock(&fk.mu);
+    out->bytes_in_use = fk.in_use;
+    out->bytes_limit = fk.limit;
+    pthread_mutex_unlock(&fk.mu);
+    return TT_OK;
+}
+static void fk_destroy(void *ctx) { (void)ctx; }
+
+/* Starts the runtime on a fresh fake driver with n devices, in mode. */
+static void fake_start(int n, tt_rt_eager_mode mode) {
+    pthread_mutex_lock(&fk.mu);
+    fk.gate_closed = false;
+    fk.executed = fk.compiled = fk.fail_at = 0;
+    fk.limit = 0;
+    pthread_mutex_unlock(&fk.mu);
+    tt_driver *d = calloc(1, sizeof *d);
+    d->iface = (tt_driver_i){.struct_size = sizeof(tt_driver_i), .name = "fake", .version = 1,
+                             .device_count = fk_device_count, .buffer_alloc = fk_alloc, .buffer_free = fk_free,
+                             .buffer_address = fk_address, .write = fk_write, .read = fk_read, .copy = fk_copy,
+                             .compile = fk_compile, .executable_free = fk_exe_free, .execute = fk_execute,
+                             .memory_stats = fk_memory_stats, .destroy = fk_destroy};
+    d->ctx = (void *)(intptr_t)n;
+    TT_CHECK_OK(tt_rt_init_with_driver(d));
+    TT_CHECK_OK(tt_rt_set_eager_mode(mode));
+}
+static void fake_stop(void) {
+    tt_rt_shutdown();
+    TT_CHECK(fk_get(&fk.live_buffers) == 0);
+    TT_CHECK(fk_get(&fk.live_exes) == 0);
+}
+
+/* out = x + y for x, y, out: f32[n]. */
+static tt_ir_program *add_program(int64_t n) {
+    tt_ir_builder *b = tt_ir_builder_create();
+    tt_ir_value x = tt_ir_param(b, TT_F32, 1, &n);
+    tt_ir_value y = tt_ir_param(b, TT_F32, 1, &n);
+    tt_ir_builder_add_output(b, tt_ir_binary(b, TT_OP_ADD, x, y));
+    tt_ir_program *p = NULL;
+    TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+    tt_ir_builder_destroy(b);
+    return p;
+}
+
+static tt_rt_tensor vec(tt_rt_storage *s, int64_t n) {
+    tt_rt_tensor t;
+    memset(&t, 0, sizeof t);
+    t.storage = s;
+    t.dtype = TT_F32;
+    t.rank = 1;
+    t.dims[0] = n;
+    t.strides[0] = 1;
+    return t;
+}
+static tt_rt_arg targ(tt_rt_storage *s, int64_t n) {
+    tt_rt_arg a;
+    memset(&a, 0, sizeof a);
+    a.kind = TT_RT_ARG_TENSOR;
+    a.tensor = vec(s, n);
+    return a;
+}
+static tt_rt_storage *new_vec(int device, const float *v, int64_t n) {
+    tt_rt_storage *s = NULL;
+    TT_CHECK_OK(tt_rt_storage_create(device, (size_t)n * 4, &s));
+    if (s && v) TT_CHECK_OK(tt_rt_write(s, 0, v, (size_t)n * 4));
+    return s;
+}
+/* Launches out = x + y on device. */
+static tt_status launch_add(int device, tt_ir_program *p, tt_rt_storage *x, tt_rt_storage *y, tt_rt_storage *out,
+                            int64_t n, const char *op) {
+    tt_rt_arg args[2] = {targ(x, n), targ(y, n)};
+    tt_rt_tensor res = vec(out, n);
+    return tt_rt_launch(device, p, args, 2, &res, 1, op);
+}
+
+/* ------------------------------------------------------------------------------------------------------------ */
+
+static void strict_launch_returns_before_the_work_is_done(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, o[4] = {0};
+    tt_rt_storage *x = new_vec(0, a, 4), *y = new_vec(0, b, 4), *z = new_vec(0, NULL, 4);
+    tt_ir_program *p = add_program(4);
+    fk_gate(true);
+    TT_CHECK_OK(launch_add(0, p, x, y, z, 4, "aten::add.Tensor"));
+    TT_CHECK(fk_get(&fk.executed) == 0); /* the launch returned while the worker is held at the gate */
+    fk_gate(false);
+    TT_CHECK_OK(tt_rt_read(z, 0, o, sizeof o));
+    TT_CHECK(fk_get(&fk.executed) == 1);
+    TT_CHECK(o[0] == 11 && o[3] == 44);
+    tt_rt_metrics m;
+    tt_rt_metrics_get(&m);
+    TT_CHECK(m.ops[TT_EAGER_STRICT] == 1 && m.ops[TT_EAGER_DEBUG] == 0);
+    TT_CHECK(m.bytes_to_device == 32 && m.bytes_to_host == 16);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(y), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+static void debug_launch_runs_at_once_and_returns_its_error_named(void) {
+    fake_start(1, TT_EAGER_DEBUG);
+    TT_CHECK(tt_rt_get_eager_mode() == TT_EAGER_DEBUG);
+    float a[2] = {1, 2}, o[2] = {0};
+    tt_rt_storage *x = new_vec(0, a, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p = add_program(2);
+    fk_gate(false);
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::add.Tensor"));
+    TT_CHECK(fk_get(&fk.executed) == 1);
+    fk_set(&fk.fail_at, 2);
+    tt_status st = launch_add(0, p, x, x, z, 2, "aten::mul.Tensor");
+    TT_CHECK(st == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(strstr(tt_last_error(), "aten::mul.Tensor: fake failure number 2") != NULL);
+    TT_CHECK_OK(tt_rt_synchronize(-1)); /* nothing queued: nothing to report */
+    TT_CHECK_OK(tt_rt_read(z, 0, o, sizeof o));
+    TT_CHECK(o[0] == 2 && o[1] == 4);
+    tt_rt_metrics m;
+    tt_rt_metrics_get(&m);
+    TT_CHECK(m.ops[TT_EAGER_DEBUG] == 2);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+static void queued_error_is_reported_at_the_next_sync_naming_the_op_then_cleared(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    float a[2] = {1, 2}, o[2] = {0};
+    tt_rt_storage *x = new_vec(0, a, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p = add_program(2);
+    fk_set(&fk.fail_at, 1);
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::div.Tensor"));      /* fails on the worker */
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::add.Tensor"));      /* skipped */
+    TT_CHECK_OK(tt_rt_write(z, 0, a, sizeof a));                         /* skipped too */
+    tt_status st = tt_rt_synchronize(0);
+    TT_CHECK(st == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(strstr(tt_last_error(), "aten::div.Tensor: fake failure number 1") != NULL);
+    TT_CHECK(fk_get(&fk.executed) == 1);
+    TT_CHECK_OK(tt_rt_synchronize(0)); /* cleared */
+    TT_CHECK_OK(tt_rt_read(z, 0, o, sizeof o));
+    TT_CHECK(o[0] == 0 && o[1] == 0); /* neither the add nor the write ran */
+    /* the device works again after the error was taken */
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::add.Tensor"));
+    TT_CHECK_OK(tt_rt_read(z, 0, o, sizeof o));
+    TT_CHECK(o[0] == 2 && o[1] == 4);
+    /* a read is a sync point: it reports the queued error */
+    fk_set(&fk.fail_at, 3);
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::sub.Tensor"));
+    TT_CHECK(tt_rt_read(z, 0, o, sizeof o) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(strstr(tt_last_error(), "aten::sub.Tensor") != NULL);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+static void strict_writes_and_reads_keep_program_order(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    float a[4] = {1, 1, 1, 1}, o[4];
+    tt_rt_storage *x = new_vec(0, a, 4), *z = new_vec(0, NULL, 4);
+    tt_ir_program *p = add_program(4);
+    fk_gate(true);
+    for (int k = 0; k < 10; k++) {
+        float v[4] = {(float)k, (float)k, (float)k, (float)k};
+        TT_CHECK_OK(tt_rt_write(x, 0, v, sizeof v)); /* v is reused at once: the item holds a copy */
+        TT_CHECK_OK(launch_add(0, p, x, z, z, 4, "aten::add_.Tensor")); /* z += x */
+    }
+    fk_gate(false);
+    TT_CHECK_OK(tt_rt_read(z, 0, o, sizeof o));
+    TT_CHECK(o[0] == 45 && o[3] == 45);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+static void storage_is_freed_only_after_queued_work_that_uses_it(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    float a[2] = {3, 4};
+    tt_rt_storage *x = new_vec(0, a, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p = add_program(2);
+    fk_gate(true);
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::add.Tensor"));
+    tt_ir_program_destroy(p); /* the queued launch holds its own reference to the program too */
+    tt_rt_storage_release(x);
+    tt_rt_storage_release(z);
+    TT_CHECK(fk_get(&fk.live_buffers) == 2);
+    tt_rt_memory_stats ms;
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &ms));
+    TT_CHECK(ms.allocated == 16);
+    fk_gate(false);
+    TT_CHECK_OK(tt_rt_synchronize(0));
+    TT_CHECK(fk_get(&fk.live_buffers) == 0);
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &ms));
+    TT_CHECK(ms.allocated == 0 && ms.peak_allocated == 16);
+    fake_stop();
+}
+
+static void second_identical_launch_hits_the_cache(void) {
+    fake_start(1, TT_EAGER_DEBUG);
+    tt_rt_storage *x = new_vec(0, NULL, 8), *z = new_vec(0, NULL, 8);
+    tt_ir_program *p1 = add_program(8), *p2 = add_program(8), *p3 = add_program(5);
+    TT_CHECK_OK(launch_add(0, p1, x, x, z, 8, "aten::add.Tensor"));
+    TT_CHECK_OK(launch_add(0, p1, x, x, z, 8, "aten::add.Tensor"));
+    TT_CHECK_OK(launch_add(0, p2, x, x, z, 8, "aten::add.Tensor")); /* built again: equal structure */
+    TT_CHECK_OK(launch_add(0, p3, x, x, z, 5, "aten::add.Tensor")); /* another shape: a compile */
+    tt_rt_metrics m;
+    tt_rt_metrics_get(&m);
+    TT_CHECK(m.compiles == 2 && m.cache_hits == 2);
+    TT_CHECK(fk_get(&fk.compiled) == 2);
+    TT_CHECK(tt_rt_cache_size() == 2);
+    TT_CHECK(m.compile_seconds >= 0);
+    tt_rt_cache_clear();
+    TT_CHECK(tt_rt_cache_size() == 0);
+    TT_CHECK(fk_get(&fk.live_exes) == 0);
+    TT_CHECK_OK(launch_add(0, p1, x, x, z, 8, "aten::add.Tensor"));
+    TT_CHECK(fk_get(&fk.compiled) == 3);
+    tt_rt_metrics_reset();
+    tt_rt_metrics_get(&m);
+    TT_CHECK(m.compiles == 0 && m.cache_hits == 0 && m.ops[TT_EAGER_DEBUG] == 0);
+    tt_ir_program_destroy(p1), tt_ir_program_destroy(p2), tt_ir_program_destroy(p3);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+static void cache_clear_keeps_executables_of_queued_launches_alive(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    float a[2] = {1, 2}, o[2];
+    tt_rt_storage *x = new_vec(0, a, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p = add_program(2);
+    fk_gate(true);
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::add.Tensor"));
+    tt_rt_cache_clear();
+    TT_CHECK(tt_rt_cache_size() == 0);
+    TT_CHECK(fk_get(&fk.live_exes) == 1);
+    fk_gate(false);
+    TT_CHECK_OK(tt_rt_read(z, 0, o, sizeof o));
+    TT_CHECK(o[1] == 4);
+    TT_CHECK(fk_get(&fk.live_exes) == 0);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+static void a_full_queue_makes_the_producer_wait(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    float a[2] = {1, 1}, o[2];
+    tt_rt_storage *x = new_vec(0, a, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p = add_program(2);
+    for (int k = 0; k < 5000; k++) TT_CHECK_OK(launch_add(0, p, x, z, z, 2, "aten::add_.Tensor"));
+    TT_CHECK_OK(tt_rt_read(z, 0, o, sizeof o));
+    TT_CHECK(o[0] == 5000 && o[1] == 5000);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+static void bad_launch_arguments_are_errors_not_crashes(void) {
+    fake_start(2, TT_EAGER_STRICT);
+    tt_rt_storage *x = new_vec(0, NULL, 4), *z = new_vec(0, NULL, 4), *w = new_vec(1, NULL, 4);
+    tt_ir_program *p = add_program(4);
+    tt_rt_arg args[2] = {targ(x, 4), targ(x, 4)};
+    tt_rt_tensor res = vec(z, 4);
+    TT_CHECK(tt_rt_launch(0, p, args, 1, &res, 1, "op") == TT_STATUS_INVALID_ARGUMENT); /* arity */
+    TT_CHECK(tt_rt_launch(2, p, args, 2, &res, 1, "op") == TT_STATUS_INVALID_ARGUMENT); /* device */
+    TT_CHECK(tt_rt_launch(0, NULL, args, 2, &res, 1, "op") == TT_STATUS_INVALID_ARGUMENT);
+    args[1].tensor.dtype = TT_F16;
+    TT_CHECK(tt_rt_launch(0, p, args, 2, &res, 1, "aten::add.Tensor") == TT_STATUS_TYPE);
+    TT_CHECK(strstr(tt_last_error(), "aten::add.Tensor: argument 1") != NULL);
+    args[1] = targ(x, 4);
+    args[1].tensor.offset = 1; /* elements 1..4 of a 4-element storage */
+    TT_CHECK(tt_rt_launch(0, p, args, 2, &res, 1, "op") == TT_STATUS_INVALID_ARGUMENT);
+    args[1].tensor.offset = 3;
+    args[1].tensor.strides[0] = -1; /* elements 3..0: fine */
+    TT_CHECK_OK(tt_rt_launch(0, p, args, 2, &res, 1, "op"));
+    args[1].tensor.strides[0] = INT64_MAX;
+    TT_CHECK(tt_rt_launch(0, p, args, 2, &res, 1, "op") == TT_STATUS_INVALID_ARGUMENT);
+    args[1] = targ(w, 4); /* on tpu:1 */
+    TT_CHECK(tt_rt_launch(0, p, args, 2, &res, 1, "op") == TT_STATUS_INVALID_ARGUMENT);
+    args[1].kind = TT_RT_ARG_SCALAR;
+    TT_CHECK(tt_rt_launch(0, p, args, 2, &res, 1, "op") == TT_STATUS_INVALID_ARGUMENT);
+    float buf[8];
+    TT_CHECK(tt_rt_write(x, 8, buf, 16) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(tt_rt_read(x, 0, buf, 17) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(tt_rt_copy(x, 0, w, 4, 16) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(tt_rt_synchronize(5) == TT_STATUS_INVALID_ARGUMENT);
+    tt_rt_storage *bad = NULL;
+    TT_CHECK(tt_rt_storage_create(2, 4, &bad) == TT_STATUS_INVALID_ARGUMENT && bad == NULL);
+    TT_CHECK(tt_rt_set_eager_mode(TT_EAGER_FUSED) == TT_STATUS_UNSUPPORTED);
+    TT_CHECK(strstr(tt_last_error(), "fused eager mode is not implemented yet") != NULL);
+    TT_CHECK(tt_rt_get_eager_mode() == TT_EAGER_STRICT);
+    TT_CHECK(!strcmp(tt_rt_eager_mode_name(TT_EAGER_FUSED), "fused"));
+    TT_CHECK_OK(tt_rt_synchronize(-1));
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(z), tt_rt_storage_release(w);
+    fake_stop();
+}
+
+static void memory_stats_count_allocations_and_peaks(void) {
+    fake_start(2, TT_EAGER_STRICT);
+    pthread_mutex_lock(&fk.mu);
+    fk.limit = 1000;
+    pthread_mutex_unlock(&fk.mu);
+    tt_rt_storage *a = NULL, *b = NULL, *c = NULL;
+    TT_CHECK_OK(tt_rt_storage_create(0, 400, &a));
+    TT_CHECK_OK(tt_rt_storage_create(0, 500, &b));
+    TT_CHECK(tt_rt_storage_nbytes(a) == 400 && tt_rt_storage_device(b) == 0 && tt_rt_storage_address(a) != NULL);
+    TT_CHECK(tt_rt_storage_create(0, 200, &c) == TT_STATUS_OUT_OF_MEMORY && c == NULL);
+    TT_CHECK(strstr(tt_last_error(), "fake: out of memory") != NULL);
+    TT_CHECK(strstr(tt_last_error(), "allocated 900, peak 900") != NULL);
+    tt_rt_memory_stats ms;
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &ms));
+    TT_CHECK(ms.allocated == 900 && ms.peak_allocated == 900 && ms.reserved == 900 && ms.n_allocs == 2);
+    TT_CHECK(ms.limit == 1000);
+    tt_rt_storage_release(b);
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &ms));
+    TT_CHECK(ms.allocated == 400 && ms.peak_allocated == 900);
+    tt_rt_metrics m;
+    tt_rt_metrics_get(&m);
+    TT_CHECK(m.peak_bytes == 900);
+    tt_rt_memory_reset_peak(0);
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &ms));
+    TT_CHECK(ms.peak_allocated == 400);
+    TT_CHECK_OK(tt_rt_storage_create(1, 10, &c));
+    TT_CHECK_OK(tt_rt_memory_stats_get(1, &ms));
+    TT_CHECK(ms.allocated == 10 && ms.n_allocs == 1);
+    TT_CHECK(tt_rt_memory_stats_get(2, &ms) == TT_STATUS_INVALID_ARGUMENT);
+    tt_rt_storage_retain(a);
+    tt_rt_storage_release(a);
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &ms));
+    TT_CHECK(ms.allocated == 400); /* still one reference */
+    tt_rt_storage_release(a);
+    tt_rt_storage_release(c);
+    tt_rt_empty_cache(-1);
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &ms));
+    TT_CHECK(ms.allocated == 0);
+    tt_rt_metrics_reset();
+    tt_rt_metrics_get(&m);
+    TT_CHECK(m.peak_bytes == 0);
+    fake_stop();
+}
+
+static void rng_reserves_advance_the_offset_in_fours(void) {
+    fake_start(2, TT_EAGER_STRICT);
+    uint64_t seed, off;
+    TT_CHECK(tt_rt_initial_seed(0) == 67280421310721ull);
+    tt_rt_manual_seed(0, 42);
+    TT_CHECK(tt_rt_initial_seed(0) == 42);
+    TT_CHECK(tt_rt_initial_seed(1) == 67280421310721ull); /* per device */
+    tt_rt_rng_reserve(0, 10, &seed, &off);
+    TT_CHECK(seed == 42 && off == 0);
+    tt_rt_rng_reserve(0, 4, &seed, &off);
+    TT_CHECK(off == 12);
+    tt_rt_rng_reserve(0, 1, &seed, &off);
+    TT_CHECK(off == 16);
+    tt_rt_rng_get_state(0, &seed, &off);
+    TT_CHECK(seed == 42 && off == 20);
+    tt_rt_rng_set_state(0, 7, 100);
+    tt_rt_rng_reserve(0, 3, &seed, &off);
+    TT_CHECK(seed == 7 && off == 100);
+    tt_rt_manual_seed(0, 9);
+    tt_rt_rng_get_state(0, &seed, &off);
+    TT_CHECK(seed == 9 && off == 0);
+    tt_rt_rng_get_state(5, &seed, &off); /* no such device: zeros, no crash */
+    TT_CHECK(seed == 0 && off == 0);
+    fake_stop();
+}
+
+static void switching_modes_drains_the_queue_and_keeps_its_error(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    tt_rt_storage *x = new_vec(0, NULL, 2);
+    tt_ir_program *p = add_program(2);
+    fk_set(&fk.fail_at, 1);
+    TT_CHECK_OK(launch_add(0, p, x, x, x, 2, "aten::add_.Tensor"));
+    TT_CHECK_OK(tt_rt_set_eager_mode(TT_EAGER_DEBUG));
+    TT_CHECK(fk_get(&fk.executed) == 1);
+    TT_CHECK(tt_rt_synchronize(-1) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK_OK(tt_rt_synchronize(-1));
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x);
+    fake_stop();
+}
+
+static void *hammer(void *arg) {
+    tt_ir_program *p = arg;
+    float one[2] = {1, 1};
+    for (int k = 0; k < 300; k++) {
+        tt_rt_storage *x = NULL, *z = NULL;
+        if (tt_rt_storage_create(0, 8, &x) != TT_OK || tt_rt_storage_create(0, 8, &z) != TT_OK) return (void *)1;
+        tt_rt_write(x, 0, one, 8);
+        launch_add(0, p, x, x, z, 2, "aten::add.Tensor");
+        tt_rt_storage_release(x); /* the queued launch holds them */
+        tt_rt_storage_release(z);
+        uint64_t seed, off;
+        tt_rt_rng_reserve(0, 1, &seed, &off);
+    }
+    return NULL;
+}
+
+static void many_threads_launch_and_allocate_at_once(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    tt_ir_program *p = add_program(2);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) TT_CHECK(pthread_create(&th[i], NULL, hammer, p) == 0);
+    for (int i = 0; i < 4; i++) {
+        void *r = NULL;
+        pthread_join(th[i], &r);
+        TT_CHECK(r == NULL);
+    }
+    TT_CHECK_OK(tt_rt_synchronize(-1));
+    tt_rt_memory_stats ms;
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &ms));
+    TT_CHECK(ms.allocated == 0 && ms.n_allocs == 2400 && ms.peak_allocated >= 16);
+    TT_CHECK(fk_get(&fk.executed) == 1200 && fk_get(&fk.live_buffers) == 0);
+    uint64_t seed, off;
+    tt_rt_rng_get_state(0, &seed, &off);
+    TT_CHECK(off == 4800);
+    tt_rt_metrics m;
+    tt_rt_metrics_get(&m);
+    TT_CHECK(m.ops[TT_EAGER_STRICT] == 1200 && m.compiles == 1 && m.cache_hits == 1199);
+    tt_ir_program_destroy(p);
+    fake_stop();
+}
+
+static void launch_overhead_is_small(void) {
+    /* Reported, not asserted: sanitizer builds are several times slower than the release build. */
+    fake_start(1, TT_EAGER_STRICT);
+    tt_rt_storage *x = new_vec(0, NULL, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p = add_program(2);
+    const int n = 20000;
+    for (int mode = 0; mode < 2; mode++) {
+        TT_CHECK_OK(tt_rt_set_eager_mode(mode ? TT_EAGER_STRICT : TT_EAGER_DEBUG));
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int k = 0; k < n; k++) launch_add(0, p, x, x, z, 2, "aten::add.Tensor");
+        TT_CHECK_OK(tt_rt_synchronize(0));
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double us = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / 1e3 / n;
+        printf("  (%s: %.2f us per launch, fake driver, this build)\n", mode ? "strict" : "debug", us);
+    }
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * The real host driver, started from the environment.
+ * ---------------------------------------------------------------------------------------------------------- */
+static void clear_env(void) {
+    unsetenv("TORCHTPU_HOST_DEVICES");
+    unsetenv("TORCHTPU_HOST_MEMORY_LIMIT");
+    unsetenv("TORCHTPU_EAGER_MODE");
+    unsetenv("TPU_LAUNCH_BLOCKING");
+    unsetenv("TORCHTPU_DRIVER");
+}
+
+static void bad_environment_values_are_errors_with_a_message(void) {
+    clear_env();
+    const char *bad[][2] = {{"TORCHTPU_HOST_DEVICES", "0"},        {"TORCHTPU_HOST_DEVICES", "65"},
+                            {"TORCHTPU_HOST_DEVICES", "two"},      {"TORCHTPU_HOST_DEVICES", "-1"},
+                            {"TORCHTPU_HOST_MEMORY_LIMIT", "1GB"}, {"TORCHTPU_HOST_MEMORY_LIMIT", "-5"},
+                            {"TORCHTPU_EAGER_MODE", "lazy"},       {"TORCHTPU_DRIVER", "cuda"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv(bad[i][0], bad[i][1], 1);
+        TT_CHECK(tt_rt_init() == TT_STATUS_INVALID_ARGUMENT);
+        TT_CHECK(strstr(tt_last_error(), bad[i][0]) != NULL);
+        TT_CHECK(tt_rt_device_count() == 0);
+        unsetenv(bad[i][0]);
+    }
+    setenv("TORCHTPU_EAGER_MODE", "fused", 1);
+    TT_CHECK(tt_rt_init() == TT_STATUS_UNSUPPORTED);
+    clear_env();
+    TT_CHECK_OK(tt_rt_init()); /* a failed start can be retried */
+    TT_CHECK(tt_rt_get_eager_mode() == TT_EAGER_STRICT);
+    TT_CHECK(!strcmp(tt_rt_driver_name(), "host"));
+    TT_CHECK(tt_rt_device_count() == 1);
+    tt_rt_shutdown();
+}
+
+static void launch_blocking_selects_debug_over_eager_mode(void) {
+    clear_env();
+    setenv("TORCHTPU_EAGER_MODE", "strict", 1);
+    setenv("TPU_LAUNCH_BLOCKING", "1", 1);
+    TT_CHECK_OK(tt_rt_init());
+    TT_CHECK(tt_rt_get_eager_mode() == TT_EAGER_DEBUG);
+    tt_rt_shutdown();
+    setenv("TPU_LAUNCH_BLOCKING", "0", 1);
+    TT_CHECK_OK(tt_rt_init());
+    TT_CHECK(tt_rt_get_eager_mode() == TT_EAGER_STRICT);
+    tt_rt_shutdown();
+    clear_env();
+}
+
+static void host_add_runs_in_debug_and_strict(void) {
+    clear_env();
+    TT_CHECK_OK(tt_rt_init());
+    const int64_t n = 1000;
+    float *a = malloc(n * 4), *b = malloc(n * 4), *o = malloc(n * 4);
+    for (int64_t i = 0; i < n; i++) a[i] = (float)i, b[i] = 0.5f;
+    tt_rt_storage *x = new_vec(0, a, n), *y = new_vec(0, b, n), *z = new_vec(0, NULL, n);
+    tt_ir_program *p = add_program(n);
+    for (int mode = 0; mode < 2; mode++) {
+        TT_CHECK_OK(tt_rt_set_eager_mode(mode ? TT_EAGER_STRICT : TT_EAGER_DEBUG));
+        memset(o, 0, n * 4);
+        TT_CHECK_OK(launch_add(0, p, x, y, z, n, "aten::add.Tensor"));
+        TT_CHECK_OK(launch_add(0, p, z, y, z, n, "aten::add.Tensor")); /* in place: z = z + y */
+        TT_CHECK_OK(tt_rt_read(z, 0, o, n * 4));
+        TT_CHECK(o[0] == 1.0f && o[999] == 1000.0f);
+    }
+    /* strict: write -> launch -> read keeps order through the queue */
+    for (int64_t i = 0; i < n; i++) a[i] = 2.0f;
+    TT_CHECK_OK(tt_rt_write(x, 0, a, n * 4));
+    TT_CHECK_OK(launch_add(0, p, x, x, z, n, "aten::add.Tensor"));
+    TT_CHECK_OK(tt_rt_read(z, 0, o, n * 4));
+    TT_CHECK(o[0] == 4.0f && o[999] == 4.0f);
+    tt_rt_metrics m;
+    tt_rt_metrics_get(&m);
+    TT_CHECK(m.compiles == 1 && m.cache_hits == 4);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(y), tt_rt_storage_release(z);
+    free(a), free(b), free(o);
+    tt_rt_shutdown();
+}
+
+static void two_host_devices_and_a_copy_between_them(void) {
+    clear_env();
+    setenv("TORCHTPU_HOST_DEVICES", "2", 1);
+    TT_CHECK_OK(tt_rt_init());
+    TT_CHECK(tt_rt_device_count() == 2);
+    float a[4] = {1, 2, 3, 4}, o[4] = {0};
+    tt_rt_storage *x0 = new_vec(0, a, 4), *x1 = new_vec(1, NULL, 4), *z1 = new_vec(1, NULL, 4);
+    tt_ir_program *p = add_program(4);
+    TT_CHECK_OK(tt_rt_copy(x1, 0, x0, 0, 16));
+    TT_CHECK_OK(launch_add(1, p, x1, x1, z1, 4, "aten::add.Tensor"));
+    TT_CHECK(launch_add(0, p, x1, x1, z1, 4, "aten::add.Tensor") == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK_OK(tt_rt_copy(x0, 8, z1, 0, 8)); /* ordered after the launch on tpu:1 */
+    TT_CHECK_OK(tt_rt_read(x0, 0, o, 16));
+    TT_CHECK(o[0] == 1 && o[1] == 2 && o[2] == 2 && o[3] == 4);
+    tt_rt_memory_stats ms;
+    TT_CHECK_OK(tt_rt_memory_stats_get(1, &ms));
+    TT_CHECK(ms.allocated == 32);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x0), tt_rt_storage_release(x1), tt_rt_storage_release(z1);
+    tt_rt_shutdown();
+    clear_env();
+}
+
+static void host_memory_limit_gives_out_of_memory_with_figures(void) {
+    clear_env();
+    setenv("TORCHTPU_HOST_MEMORY_LIMIT", "4096", 1);
+    TT_CHECK_OK(tt_rt_init());
+    tt_rt_storage *a = NULL, *b = NULL;
+    TT_CHECK_OK(tt_rt_storage_create(0, 4000, &a));
+    TT_CHECK(tt_rt_storage_create(0, 200, &b) == TT_STATUS_OUT_OF_MEMORY && b == NULL);
+    TT_CHECK(strstr(tt_last_error(), "allocated 4000, peak 4000") != NULL);
+    tt_rt_memory_stats ms;
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &ms));
+    TT_CHECK(ms.limit == 4096 && ms.allocated == 4000);
+    tt_rt_storage_release(a);
+    TT_CHECK_OK(tt_rt_storage_create(0, 200, &b));
+    tt_rt_storage_release(b);
+    tt_rt_shutdown();
+    clear_env();
+}
+
+int main(void) {
+    static const tt_test_case cases[] = {
+        {"strict launch returns before the work is done", strict_launch_returns_before_the_work_is_done},
+        {"debug launch runs at once and returns its error named", debug_launch_runs_at_once_and_returns_its_error_named},
+        {"queued error is reported at the next sync naming the op, then cleared",
+         queued_error_is_reported_at_the_next_sync_naming_the_op_then_cleared},
+        {"strict writes and reads keep program order", strict_writes_and_reads_keep_program_order},
+        {"storage is freed only after queued work that uses it", storage_is_freed_only_after_queued_work_that_uses_it},
+        {"second identical launch hits the cache", second_identical_launch_hits_the_cache},
+        {"cache clear keeps executables of queued launches alive", cache_clear_keeps_executables_of_queued_launches_alive},
+        {"a full queue makes the producer wait", a_full_queue_makes_the_producer_wait},
+        {"bad launch arguments are errors, not crashes", bad_launch_arguments_are_errors_not_crashes},
+        {"memory stats count allocations and peaks", memory_stats_count_allocations_and_peaks},
+        {"rng reserves advance the offset in fours", rng_reserves_advance_the_offset_in_fours},
+        {"switching modes drains the queue and keeps its error", switching_modes_drains_the_queue_and_keeps_its_error},
+        {"many threads launch and allocate at once", many_threads_launch_and_allocate_at_once},
+        {"launch overhead is small", launch_overhead_is_small},
+        {"bad environment values are errors with a message", bad_environment_values_are_errors_with_a_message},
+        {"launch blocking selects debug over eager mode", launch_blocking_selects_debug_over_eager_mode},
+        {"host add runs in debug and strict", host_add_runs_in_debug_and_strict},
+        {"two host devices and a copy between them", two_host_devices_and_a_copy_between_them},
+        {"host memory limit gives out of memory with figures", host_memory_limit_gives_out_of_memory_with_figures},
+        {NULL, NULL},
+    };
+    return tt_test_run(cases);
+}

@@ -1,0 +1,21 @@
+"""torchtpu.metrics(): what the device did."""
+from . import _C
+
+_decompositions = {}
+
+
+def count_decomposition(op_name):
+    _decompositions[op_name] = _decompositions.get(op_name, 0) + 1
+
+
+def metrics():
+    """A dict: ops (launches by eager mode), compiles, cache_hits, cache_size, compile_seconds, fallbacks (count by
+    op), decompositions (count by op), bytes_to_device, bytes_to_host, peak_bytes, syncs."""
+    m = _C.metrics()
+    m["decompositions"] = {k: v for k, v in _decompositions.items() if v}
+    return m
+
+
+def reset_metrics():
+    _C.reset_metrics()
+    _decompositions.clear()
