@@ -1,6 +1,8 @@
 # torchtpu — build, test, demo, bench. `make demo` and `make test` do all set-up on a fresh machine.
 PYTHON ?= python3
 PIP    ?= $(PYTHON) -m pip
+# Building imports torch; a half-built torchtpu must not be autoloaded into that import.
+NOAUTO := TORCH_DEVICE_BACKEND_AUTOLOAD=0
 CC     ?= cc
 
 CORE_SRCS := $(shell find csrc -name '*.c' -not -path 'csrc/aten/*' | sort)
@@ -51,7 +53,7 @@ install: build/.installed
 # in-place incremental rebuild of the extension. flock keeps concurrent builds from colliding.
 build/.installed: build/.deps setup.py $(CORE_SRCS) $(CORE_HDRS) $(wildcard csrc/aten/*) $(wildcard torchtpu/*.py)
 	@mkdir -p build
-	flock build/.install.lock sh -c 'if $(PIP) show -q torchtpu >/dev/null 2>&1 && [ -f build/.pip-installed ]; then \
+	$(NOAUTO) flock build/.install.lock sh -c 'if $(PIP) show -q torchtpu >/dev/null 2>&1 && [ -f build/.pip-installed ]; then \
 	    $(PYTHON) setup.py -q build_ext --inplace; \
 	  else $(PIP) install -q --no-build-isolation -e . && touch build/.pip-installed; fi'
 	@touch $@

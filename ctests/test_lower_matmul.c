@@ -640,6 +640,72 @@ static void test_random_with_the_same_seed_repeats(void) {
     }
 }
 
+
+/* ---- pooling ---- */
+
+static void test_max_pool2d_values_indices_and_backward(void) {
+    /* one 4x4 plane, 2x2 windows, stride 2, padding 1: windows clipped at the borders */
+    float x[16] = {1, 9, 2, 3, 4, 5, 6, 7, 8, 0, 11, 10, 12, 13, 15, 14};
+    int64_t dx[4] = {1, 1, 4, 4}, k[2] = {2, 2}, st[2] = {2, 2}, pad[2] = {1, 1}, dil[2] = {1, 1};
+    h_run r;
+    h_begin(&r);
+    tt_arg a[6] = {h_tensor(&r, 4, dx, x), h_ints(2, k), h_ints(2, st), h_ints(2, pad), h_ints(2, dil), h_bool(false)};
+    TT_CHECK_OK(h_exec(&r, "aten::max_pool2d_with_indices", a, 6, 2));
+    int64_t dy[4] = {1, 1, 3, 3};
+    TT_CHECK(h_shape_is(&r.out_type[0], 4, dy) && r.out_type[1].dtype == TT_I64);
+    double wv[9] = {1, 9, 3, 8, 11, 10, 12, 15, 14}, wi[9] = {0, 1, 3, 8, 10, 11, 12, 14, 15};
+    if (r.out[0] && r.out[1]) {
+        TT_CHECK(h_max_err(r.out[0], wv, 9) == 0);
+        TT_CHECK(h_max_err(r.out[1], wi, 9) == 0);
+    }
+    h_end(&r);
+    /* backward: indices 1 and 1 twice accumulate */
+    float go[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    h_begin(&r);
+    tt_arg g0 = h_tensor(&r, 4, dy, go), x0 = h_tensor(&r, 4, dx, x);
+    /* the indices come from the forward lowered into the same program */
+    tt_lower_fn fwd = tt_lower_find("aten::max_pool2d_with_indices");
+    tt_ir_value fo[2];
+    tt_arg fa[6] = {x0, h_ints(2, k), h_ints(2, st), h_ints(2, pad), h_ints(2, dil), h_bool(false)};
+    TT_CHECK(fwd && fwd(&r.ctx, fa, 6, fo, 2) == TT_OK);
+    tt_arg ia;
+    memset(&ia, 0, sizeof ia);
+    ia.kind = TT_ARG_TENSOR;
+    ia.value = fo[1];
+    tt_arg b[8] = {g0, x0, h_ints(2, k), h_ints(2, st), h_ints(2, pad), h_ints(2, dil), h_bool(false), ia};
+    TT_CHECK_OK(h_exec(&r, "aten::max_pool2d_with_indices_backward", b, 8, 1));
+    double wg[16] = {1, 2, 0, 3, 0, 0, 0, 0, 4, 0, 5, 6, 7, 0, 8, 9};
+    if (r.out[0]) TT_CHECK(h_max_err(r.out[0], wg, 16) == 0);
+    h_end(&r);
+}
+
+static void test_avg_pool2d_divisors_and_backward(void) {
+    float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    int64_t dx[3] = {1, 3, 3}, k[2] = {2, 2}, st[2] = {2, 2}, pad[2] = {1, 1};
+    for (int cip = 0; cip < 2; cip++) {
+        h_run r;
+        h_begin(&r);
+        tt_arg a[7] = {h_tensor(&r, 3, dx, x), h_ints(2, k), h_ints(2, st), h_ints(2, pad), h_bool(false), h_bool(cip),
+                       h_none()};
+        TT_CHECK_OK(h_exec(&r, "aten::avg_pool2d", a, 7, 1));
+        int64_t dy[3] = {1, 2, 2};
+        TT_CHECK(h_shape_is(&r.out_type[0], 3, dy));
+        /* windows: {1}, {2,3}, {4,7}, {5,6,8,9} */
+        double w0[4] = {1, 2.5, 5.5, 7}, w1[4] = {0.25, 1.25, 2.75, 7};
+        if (r.out[0]) TT_CHECK(h_max_err(r.out[0], cip ? w1 : w0, 4) < 1e-6);
+        h_end(&r);
+        float go[4] = {4, 8, 12, 16};
+        h_begin(&r);
+        int64_t dy3[3] = {1, 2, 2};
+        tt_arg b[8] = {h_tensor(&r, 3, dy3, go), h_tensor(&r, 3, dx, x), h_ints(2, k), h_ints(2, st), h_ints(2, pad),
+                       h_bool(false), h_bool(cip), h_none()};
+        TT_CHECK_OK(h_exec(&r, "aten::avg_pool2d_backward", b, 8, 1));
+        double g0[9] = {4, 4, 4, 6, 4, 4, 6, 4, 4}, g1[9] = {1, 2, 2, 3, 4, 4, 3, 4, 4};
+        if (r.out[0]) TT_CHECK(h_max_err(r.out[0], cip ? g1 : g0, 9) < 1e-6);
+        h_end(&r);
+    }
+}
+
 /* @MORE_TESTS@ */
 
 static const tt_test_case cases[] = {
@@ -656,6 +722,8 @@ static const tt_test_case cases[] = {
     {"sort, topk and kthvalue order NaN last and return i64 indices", test_sort_and_topk_and_kthvalue},
     {"random ops have the right distribution", test_random_ops_have_the_right_distribution},
     {"random with the same seed repeats", test_random_with_the_same_seed_repeats},
+    {"max_pool2d values, indices and backward", test_max_pool2d_values_indices_and_backward},
+    {"avg_pool2d divisors and backward", test_avg_pool2d_divisors_and_backward},
     /* @MORE_CASES@ */
     {NULL, NULL},
 };

@@ -515,6 +515,32 @@ static void test_group_norm_and_its_backward_match_pytorch(void) {
     r_end(&r);
 }
 
+/* bf16 norms compute in f32 and round once: the bf16 result equals the f32 result rounded to bf16. */
+static void test_bf16_group_norm_equals_the_f32_result_rounded(void) {
+    static const double x[36] = {
+        -3.375,     -3.453125, -0.75,      -1.3046875,  2.546875,  2.078125,  -0.94921875, -6.34375,  0.96875,
+        -3.796875,  1.046875,  0.92578125, 0.359375,    3.71875,   3.34375,   -0.7421875,  -4.0625,   -5.09375,
+        1.703125,   2.375,     1.3203125,  0.337890625, 1.921875,  1.3203125, -0.6484375,  -2.234375, 1.6875,
+        0.77734375, 1.5703125, 6.90625,    -4.40625,    -4.75,     3.609375,  0.25390625,  -3.59375,  -0.01434326171875};
+    double f32[36];
+    r_run r;
+    for (int k = 0; k < 2; k++) {
+        tt_dtype dt = k ? TT_BF16 : TT_F32;
+        r_begin(&r);
+        tt_arg a[8] = {r_tensor(&r, dt, 3, DIMS(2, 6, 3), x), r_none(), r_none(), r_int(2), r_int(6), r_int(3),
+                       r_int(2), r_float(1e-5)};
+        TT_CHECK_OK(r_exec(&r, "aten::native_group_norm", a, 8, 3));
+        for (int i = 0; i < 36; i++) {
+            if (!k) f32[i] = tt_bf16_to_f32(tt_f32_to_bf16((float)r.out[0][i]));
+            else if (r.out[0][i] != f32[i]) {
+                fprintf(stderr, "  [%d]: bf16 %.9g, f32 rounded %.9g\n", i, r.out[0][i], f32[i]);
+                TT_CHECK(0);
+            }
+        }
+        r_end(&r);
+    }
+}
+
 int main(void) {
     static const tt_test_case cases[] = {
         {"sum of ints over a dim is i64 and keeps dims", test_sum_of_ints_over_a_dim_is_i64_and_keeps_dims},
@@ -538,6 +564,7 @@ int main(void) {
          test_batch_norm_functional_training_updates_running_stats},
         {"batch norm backward in training matches PyTorch", test_batch_norm_backward_in_training_matches_pytorch},
         {"group norm and its backward match PyTorch", test_group_norm_and_its_backward_match_pytorch},
+        {"bf16 group norm equals the f32 result rounded", test_bf16_group_norm_equals_the_f32_result_rounded},
         {NULL, NULL},
     };
     return tt_test_run(cases);

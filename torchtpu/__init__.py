@@ -49,9 +49,13 @@ if _fresh:
     _torch.utils.rename_privateuse1_backend(_BACKEND)
     _torch._register_device_module(_BACKEND, _tpu_module)
     _torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
+    _C.register_lowered_kernels()
     from . import _decomp  # noqa: E402
 
     _decomp.register()
+    from . import _dynamic  # noqa: E402
+
+    _dynamic.register()
 
 from ._stablehlo import stablehlo  # noqa: E402
 

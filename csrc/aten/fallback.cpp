@@ -216,7 +216,6 @@ struct OpBuild {
     std::vector<std::vector<int64_t>> int_lists;     // storage for INTS/BOOLS
     std::vector<std::vector<tt_ir_value>> value_lists; // storage for TENSORS
     std::vector<std::pair<int32_t, at::Tensor>> tensor_params; // param index -> tensor
-    std::vector<at::Tensor> keep;                      // uploaded index tensors
     int device = -1;
 };
 
@@ -236,8 +235,7 @@ static void note_device(OpBuild& ob, const at::Tensor& t) {
 }
 
 // Declines (returns false) for inputs the core cannot take, so the op falls back.
-static bool tensor_arg(OpBuild& ob, const at::Tensor& t0, bool is_index, tt_arg& a) {
-    at::Tensor t = t0;
+static bool tensor_arg(OpBuild& ob, const at::Tensor& t, tt_arg& a) {
     a.kind = TT_ARG_TENSOR;
     if (!t.defined()) {
         a.kind = TT_ARG_NONE;
@@ -255,8 +253,8 @@ static bool tensor_arg(OpBuild& ob, const at::Tensor& t0, bool is_index, tt_arg&
             a.dtype = dt;
             return a.value != TT_IR_NONE;
         }
-        if (!is_index) return false;  // the CPU fallback reports (or tolerates) the device mix
-        return false;                 // index tensors on the CPU were uploaded before building
+        TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, tpu:",
+                    ob.device < 0 ? (int)current_device() : ob.device, " and cpu!");
     }
     if (t.device().type() != c10::DeviceType::PrivateUse1) return false;
     note_device(ob, t);
@@ -264,6 +262,7 @@ static bool tensor_arg(OpBuild& ob, const at::Tensor& t0, bool is_index, tt_arg&
     std::vector<int64_t> dims(t.sizes().begin(), t.sizes().end());
     a.value = tt_ir_param(ob.ctx.b, dt, (int32_t)t.dim(), dims.data());
     a.dtype = dt;
+    a.n = (int32_t)t.dim();  // rank, read by tt_lower_result_type
     ob.tensor_params.emplace_back(idx, t);
     return a.value != TT_IR_NONE;
 }
@@ -283,12 +282,11 @@ static bool build_args(OpBuild& ob, const Plan& plan, torch::jit::Stack* stack, 
         }
         switch (plan.kinds[i]) {
         case ArgKind::Tensor:
-            if (!tensor_arg(ob, iv.toTensor(), false, a)) return false;
+            if (!tensor_arg(ob, iv.toTensor(), a)) return false;
             break;
         case ArgKind::TensorList:
         case ArgKind::OptTensorList: {
             std::vector<tt_ir_value> vals;
-            bool opt = plan.kinds[i] == ArgKind::OptTensorList;
             auto list = iv.toListRef();
             for (const c10::IValue& e : list) {
                 if (e.isNone()) {
@@ -296,13 +294,8 @@ static bool build_args(OpBuild& ob, const Plan& plan, torch::jit::Stack* stack, 
                     continue;
                 }
                 at::Tensor t = e.toTensor();
-                if (opt && t.defined() && t.device().type() == c10::DeviceType::CPU && t.dim() > 0) {
-                    int dev = ob.device >= 0 ? ob.device : current_device();
-                    t = t.to(c10::Device(c10::DeviceType::PrivateUse1, dev));
-                    ob.keep.push_back(t);
-                }
                 tt_arg ta{};
-                if (!tensor_arg(ob, t, opt, ta)) return false;
+                if (!tensor_arg(ob, t, ta)) return false;
                 vals.push_back(ta.kind == TT_ARG_NONE ? TT_IR_NONE : ta.value);
             }
             ob.value_lists.push_back(std::move(vals));
@@ -536,10 +529,54 @@ static void launch(OpBuild& ob, const std::vector<at::Tensor>& results, const ch
     if (st != TT_OK) raise_status(st, "");
 }
 
+
+// Index lists (List[Optional[Tensor]]) before building: CPU index tensors move to the device, and for
+// aten::index.Tensor boolean masks become their nonzero coordinates (a sync: the result size depends on data).
+static void prepare_index_lists(const Plan& plan, torch::jit::Stack* stack, size_t first) {
+    int dev = -1;
+    for (size_t i = 0; i < plan.n_inputs && dev < 0; i++) {
+        const c10::IValue& iv = (*stack)[first + i];
+        if (iv.isTensor() && iv.toTensor().defined() && iv.toTensor().device().type() == c10::DeviceType::PrivateUse1)
+            dev = iv.toTensor().device().index();
+    }
+    if (dev < 0) dev = current_device();
+    const bool expand_masks = plan.key == "aten::index.Tensor";
+    for (size_t i = 0; i < plan.n_inputs; i++) {
+        if (plan.kinds[i] != ArgKind::OptTensorList || (*stack)[first + i].isNone()) continue;
+        bool changed = false;
+        c10::List<std::optional<at::Tensor>> out;
+        for (const c10::IValue& e : (*stack)[first + i].toListRef()) {
+            if (e.isNone() || !e.toTensor().defined()) {
+                out.push_back(std::nullopt);
+                continue;
+            }
+            at::Tensor t = e.toTensor();
+            if (t.device().type() == c10::DeviceType::CPU && t.dim() > 0) {
+                t = t.to(c10::Device(c10::DeviceType::PrivateUse1, dev));
+                changed = true;
+            }
+            if (expand_masks && (t.scalar_type() == c10::kBool || t.scalar_type() == c10::kByte)) {
+                if (t.device().type() == c10::DeviceType::CPU) t = t.to(c10::Device(c10::DeviceType::PrivateUse1, dev));
+                at::Tensor nz = at::nonzero(t);
+                for (int64_t k = 0; k < t.dim(); k++) out.push_back(nz.select(1, k));
+                changed = true;
+                continue;
+            }
+            out.push_back(t);
+        }
+        if (changed) (*stack)[first + i] = c10::IValue(out);
+    }
+}
+
 // Runs the op natively; false means "not handled here" (fall back) with the stack untouched.
 static bool run_native(const Plan& plan, torch::jit::Stack* stack) {
     const size_t n_args = plan.n_inputs + (plan.kind == PlanKind::Out ? plan.targets.size() : 0);
     const size_t first = stack->size() - n_args;
+    for (ArgKind k : plan.kinds)
+        if (k == ArgKind::OptTensorList) {
+            prepare_index_lists(plan, stack, first);
+            break;
+        }
     OpBuild ob;
     tt_ir_builder* b = thread_builder();
     tt_ir_builder_reset(b);
@@ -620,7 +657,7 @@ void launch_assign(const at::Tensor& src, const at::Tensor& dst) {
     tt_ir_builder_reset(tb.get());
     ob.ctx.b = tb.get();
     tt_arg a{};
-    TORCH_CHECK(tensor_arg(ob, src, false, a), "tpu cannot copy a tensor of dtype ", src.scalar_type());
+    TORCH_CHECK(tensor_arg(ob, src, a), "tpu cannot copy a tensor of dtype ", src.scalar_type());
     tt_dtype ddt;
     TORCH_CHECK(to_tt_dtype(dst.scalar_type(), &ddt), "tpu does not support dtype ", dst.scalar_type());
     std::vector<int64_t> dims(dst.sizes().begin(), dst.sizes().end());
@@ -628,6 +665,48 @@ void launch_assign(const at::Tensor& src, const at::Tensor& dst) {
     TT_CHECK(tt_ir_builder_status(tb.get()));
     tt_ir_builder_add_output(tb.get(), v);
     launch(ob, {dst}, "aten::copy_");
+}
+
+
+// Ops with a CompositeExplicitAutograd kernel would run that composite on the device and never reach the
+// fallback; a direct PrivateUse1 kernel for every lowered op (and its in-place and out= forms) sends them to the
+// lowering instead. Ops that are CompositeImplicitAutograd are left alone: they decompose above autograd.
+int register_lowered_kernels() {
+    static std::unique_ptr<torch::Library> lib;
+    if (lib) return 0;
+    lib = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__,
+                                           __LINE__);
+    const auto& lowered = lowered_overloads();
+    int n = 0;
+    for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames()) {
+        if (name.name.rfind("aten::", 0) != 0) continue;
+        std::string base = name.name;
+        if (!base.empty() && base.back() == '_') base.pop_back();
+        if (!lowered.count(base)) continue;
+        auto h = c10::Dispatcher::singleton().findOp(name);
+        if (!h || h->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1) ||
+            h->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd))
+            continue;
+        if (!h->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) &&
+            !h->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional))
+            continue;  // reaches the fallback anyway
+        // Ops that move tensors between devices (a tensor and a Device argument, like _to_copy) keep their
+        // composite: it allocates on the target device and copies.
+        bool tensor_in = false, device_in = false;
+        for (const auto& arg : h->schema().arguments()) {
+            c10::TypePtr t = arg.type();
+            if (t->kind() == c10::TypeKind::OptionalType) t = t->containedType(0);
+            tensor_in = tensor_in || t->kind() == c10::TypeKind::TensorType;
+            device_in = device_in || t->kind() == c10::TypeKind::DeviceObjType;
+        }
+        if (tensor_in && device_in) continue;
+        const Plan& plan = plan_for(*h);
+        if (!plan.fn) continue;  // no functional lowering matches: keep PyTorch's composite
+        std::string key = name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
+        lib->impl(key.c_str(), torch::CppFunction::makeFromBoxedFunction<&tpu_boxed_fallback>());
+        n++;
+    }
+    return n;
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&tpu_boxed_fallback>()); }

@@ -10,6 +10,7 @@ std::map<std::string, int64_t> fallback_counts();
 void reset_fallback_counts();
 bool has_native(const std::string& key);
 void trace_begin();
+int register_lowered_kernels();
 void trace_abort();
 std::string trace_end(const std::vector<at::Tensor>& outputs);
 }  // namespace torchtpu
@@ -109,6 +110,7 @@ PYBIND11_MODULE(_C, m) {
     m.def("get_precision", [] { return (int)current_precision(); });
     m.def("has_lowering", &has_native);
     m.def("lowered_ops", &lowered_ops);
+    m.def("register_lowered_kernels", &register_lowered_kernels);
     m.def("trace_begin", &trace_begin);
     m.def("trace_abort", &trace_abort);
     m.def("trace_end", &trace_end);

@@ -161,6 +161,7 @@ extern const tt_lower_entry tt_lower_table_nn[];
 extern const tt_lower_entry tt_lower_table_random[];
 extern const tt_lower_entry tt_lower_table_sort[];
 extern const tt_lower_entry tt_lower_table_creation[];
+extern const tt_lower_entry tt_lower_table_dynamic[];    /* dynamic.c: static forms of data-dependent ops */
 extern const tt_lower_entry tt_lower_table_activation[]; /* activation.c (elementwise family, second file) */
 
 #ifdef __cplusplus

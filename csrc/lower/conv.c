@@ -390,6 +390,20 @@ static tt_status tt_lower_convolution_backward(tt_lower_ctx *ctx, const tt_arg *
     return tt_ir_builder_status(ctx->b);
 }
 
+/* convolution_backward_overrideable(grad_output, input, weight, stride, padding, dilation, transposed,
+ * output_padding, groups, output_mask): the hook PyTorch calls for custom backends; no bias_sizes argument. */
+static tt_status tt_lower_convolution_backward_overrideable(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs,
+                                                            tt_ir_value *outs, int32_t nouts) {
+    if (nargs < 10) return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "convolution_backward: bad arity");
+    tt_arg full[11];
+    memcpy(full, args, 3 * sizeof(tt_arg));
+    memset(&full[3], 0, sizeof(tt_arg));
+    full[3].kind = TT_ARG_NONE;
+    full[3].value = TT_IR_NONE;
+    memcpy(&full[4], &args[3], 7 * sizeof(tt_arg));
+    return tt_lower_convolution_backward(ctx, full, 11, outs, nouts);
+}
+
 /* ---- pooling (2-d; input [N,C,H,W] or [C,H,W]) ---- */
 
 typedef struct pl_params {
@@ -441,7 +455,10 @@ static tt_status pl_parse(tt_lower_ctx *ctx, const tt_ir_type *tx, const char *o
     if (!pl_pair(p, q->p, zero))
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
                                   "%s: padding must either be a single int, or a tuple of two ints", op);
-    if (!pl_pair(dil ? dil : k, q->d, one) || !dil) q->d[0] = q->d[1] = 1;
+    q->d[0] = q->d[1] = 1; /* avg pools have no dilation */
+    if (dil && !pl_pair(dil, q->d, one))
+        return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
+                                  "%s: dilation must be either a single int, or a tuple of two ints", op);
     q->ceil = ceil->kind == TT_ARG_BOOL && ceil->b;
     for (int i = 0; i < 2; i++) {
         if (q->k[i] <= 0)
@@ -880,6 +897,8 @@ const tt_lower_entry tt_lower_table_conv[] = {
     {"aten::convolution", tt_lower_convolution},
     {"aten::_convolution", tt_lower_convolution_internal},
     {"aten::convolution_backward", tt_lower_convolution_backward},
+    {"aten::convolution_overrideable", tt_lower_convolution},
+    {"aten::convolution_backward_overrideable", tt_lower_convolution_backward_overrideable},
     {"aten::max_pool2d_with_indices", tt_lower_max_pool2d_with_indices},
     {"aten::max_pool2d_with_indices_backward", tt_lower_max_pool2d_with_indices_backward},
     {"aten::avg_pool2d", tt_lower_avg_pool2d},

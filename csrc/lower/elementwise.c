@@ -158,12 +158,21 @@ static tt_status add_like(LOWER_ARGS, bool sub, bool reverse) {
             return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
                                       "For integral input tensors, argument alpha must not be a floating point "
                                       "number.");
-        if (dt == TT_BOOL) return unsupported(ctx, "add with alpha", dt);
     }
+    /* PyTorch CPU casts both operands and alpha to dt (bf16/f16 too: unlike mul/div, the scalar and alpha are
+     * rounded to dt) and computes a + alpha * b in the opmath type. */
     tt_dtype ct = tt_lower_opmath(dt);
-    tt_ir_value x, y;
-    if (!prep2(ctx, &args[reverse ? 1 : 0], &args[reverse ? 0 : 1], ct, &x, &y)) return tt_ir_builder_status(ctx->b);
-    if (!one) y = bin(ctx, TT_OP_MULTIPLY, y, arg_like(ctx, &args[2], y));
+    tt_ir_value v[2] = {tt_lower_arg(ctx, &args[reverse ? 1 : 0], dt), tt_lower_arg(ctx, &args[reverse ? 0 : 1], dt)};
+    v[0] = tt_ir_convert(ctx->b, v[0], ct);
+    v[1] = tt_ir_convert(ctx->b, v[1], ct);
+    if (!tt_lower_broadcast_values(ctx, 2, v)) return tt_ir_builder_status(ctx->b);
+    tt_ir_value x = v[0], y = v[1];
+    if (!one) { /* bool: and */
+        const tt_ir_type *yt = tt_lower_type(ctx, y);
+        tt_ir_type t = *yt;
+        tt_ir_value al = tt_ir_convert(ctx->b, tt_lower_arg(ctx, &args[2], dt), ct);
+        y = bin(ctx, TT_OP_MULTIPLY, y, tt_lower_to(ctx, al, ct, t.rank, t.dims));
+    }
     return done(ctx, outs, bin(ctx, sub ? TT_OP_SUBTRACT : TT_OP_ADD, x, y), dt);
 }
 

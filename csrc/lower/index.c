@@ -148,7 +148,17 @@ static bool adv_prepare(tt_lower_ctx *ctx, adv_plan *pl, const tt_ir_type *xt, i
     return true;
 }
 
+/* Whether an indexed dim of the operand is empty (every index out of range: nothing to read or write). */
+static bool adv_operand_empty(tt_lower_ctx *ctx, const adv_plan *pl, tt_ir_value x) {
+    tt_ir_type t = vtype(ctx, x);
+    for (int32_t k = 0; k < pl->m; k++)
+        if (t.dims[pl->P[k]] == 0) return true;
+    return false;
+}
+
 static tt_ir_value adv_gather(tt_lower_ctx *ctx, const adv_plan *pl, tt_ir_value x) {
+    if (adv_operand_empty(ctx, pl, x))
+        return tt_lower_full(ctx, vtype(ctx, x).dtype, pl->out_rank, pl->out_dims, 0.0);
     tt_ir_attrs a;
     memset(&a, 0, sizeof a);
     a.gather.offset_dims = pl->offset_dims;
@@ -167,6 +177,7 @@ static tt_ir_value adv_gather(tt_lower_ctx *ctx, const adv_plan *pl, tt_ir_value
 /* upd must have the gather result's shape (pl->out_dims) and x's dtype. */
 static tt_ir_value adv_scatter(tt_lower_ctx *ctx, const adv_plan *pl, tt_ir_value x, tt_ir_value upd,
                                tt_ir_reduce_kind kind) {
+    if (adv_operand_empty(ctx, pl, x)) return x;
     tt_ir_attrs a;
     memset(&a, 0, sizeof a);
     a.scatter.update_window_dims = pl->offset_dims;
@@ -239,6 +250,7 @@ typedef struct dimwise {
     tt_ir_type xt, it;
     int64_t dim;
     bool scalar; /* self was 0-d: result reshaped back */
+    bool empty;  /* no element is gathered / scattered: gather gives zeros, scatter gives self */
     tt_ir_value x, idx, coords;
 } dimwise;
 
@@ -246,19 +258,24 @@ static bool dimwise_prepare(tt_lower_ctx *ctx, dimwise *w, tt_ir_value self, int
     memset(w, 0, sizeof *w);
     w->xt = vtype(ctx, self);
     w->it = vtype(ctx, index);
-    if (w->it.dtype != TT_I64 || (w->it.rank != w->xt.rank && !(w->xt.rank <= 1 && w->it.rank <= 1)) ||
+    w->x = self;
+    w->idx = index;
+    if (tt_numel(w->it.rank, w->it.dims) == 0 && (tt_dtype_is_int(w->it.dtype) || w->it.dtype == TT_BOOL)) {
+        w->empty = true; /* PyTorch accepts any empty integer index, whatever its rank */
+        return true;
+    }
+    if (!is_index_dtype(w->it.dtype) || (w->it.rank != w->xt.rank && !(w->xt.rank <= 1 && w->it.rank <= 1)) ||
         w->xt.rank + 1 > TT_MAX_RANK) {
         unsupported(ctx, "gather/scatter");
         return false;
     }
     w->dim = tt_lower_wrap_dim(ctx, dim, w->xt.rank);
-    w->x = self;
-    w->idx = index;
+    w->idx = tt_ir_convert(ctx->b, index, TT_I64);
     if (w->xt.rank == 0 || w->it.rank == 0) { /* treat 0-d as [1] (PyTorch does the same) */
         int64_t one = 1;
         w->scalar = w->xt.rank == 0;
         if (w->xt.rank == 0) w->x = tt_ir_reshape(ctx->b, self, 1, &one);
-        if (w->it.rank == 0) w->idx = tt_ir_reshape(ctx->b, index, 1, &one);
+        if (w->it.rank == 0) w->idx = tt_ir_reshape(ctx->b, w->idx, 1, &one);
         w->xt = vtype(ctx, w->x);
         w->it = vtype(ctx, w->idx);
         w->dim = 0;
@@ -271,6 +288,10 @@ static bool dimwise_prepare(tt_lower_ctx *ctx, dimwise *w, tt_ir_value self, int
                                d, (long long)w->it.dims[d], (long long)w->xt.dims[d], (long long)w->dim);
             return false;
         }
+    if (w->xt.dims[w->dim] == 0) { /* every index is out of range: nothing to read or write */
+        w->empty = true;
+        return true;
+    }
     w->coords = point_coords(ctx, w->idx, w->it.rank, w->it.dims, w->dim);
     return true;
 }
@@ -285,9 +306,13 @@ static tt_status tt_lower_gather(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
     (void)nouts;
     dimwise w;
     if (!dimwise_prepare(ctx, &w, args[0].value, args[1].i, args[2].value)) return tt_ir_builder_status(ctx->b);
-    tt_ir_value g = point_gather(ctx, w.x, w.coords, w.it.rank);
-    /* a 0-d self with a 1-element index gives the index's shape */
+    /* the result has the index's shape (a 0-d self with a 1-element index too) */
     tt_ir_type it0 = vtype(ctx, args[2].value);
+    if (w.empty) {
+        outs[0] = tt_lower_full(ctx, w.xt.dtype, it0.rank, it0.dims, 0.0);
+        return tt_ir_builder_status(ctx->b);
+    }
+    tt_ir_value g = point_gather(ctx, w.x, w.coords, w.it.rank);
     outs[0] = tt_ir_reshape(ctx->b, g, it0.rank, it0.dims);
     return tt_ir_builder_status(ctx->b);
 }
@@ -346,6 +371,10 @@ static bool reduce_kind_of(const char *s, tt_ir_reduce_kind *kind, bool *mean) {
 static tt_status scatter_common(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_reduce_kind kind, tt_ir_value *outs) {
     dimwise w;
     if (!dimwise_prepare(ctx, &w, args[0].value, args[1].i, args[2].value)) return tt_ir_builder_status(ctx->b);
+    if (w.empty) {
+        outs[0] = args[0].value;
+        return tt_ir_builder_status(ctx->b);
+    }
     tt_ir_value upd = scatter_updates(ctx, &w, &args[3]);
     tt_ir_value s = point_scatter(ctx, w.x, w.coords, upd, w.it.rank, kind);
     outs[0] = dimwise_finish(ctx, &w, s);
@@ -361,7 +390,6 @@ static tt_status tt_lower_scatter(tt_lower_ctx *ctx, const tt_arg *args, int32_t
         if (!reduce_kind_of(args[4].s, &kind, &mean) || mean || (kind != TT_REDUCE_ADD && kind != TT_REDUCE_MUL))
             return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
                                       "reduce argument must be either add or multiply.");
-        if (vtype(ctx, args[0].value).dtype == TT_BOOL) return unsupported(ctx, "scatter reduce on bool");
     }
     return scatter_common(ctx, args, kind, outs);
 }
@@ -370,7 +398,6 @@ static tt_status tt_lower_scatter_add(tt_lower_ctx *ctx, const tt_arg *args, int
                                       int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    if (vtype(ctx, args[0].value).dtype == TT_BOOL) return unsupported(ctx, "scatter_add on bool");
     return scatter_common(ctx, args, TT_REDUCE_ADD, outs);
 }
 
@@ -387,9 +414,15 @@ static tt_status tt_lower_scatter_reduce(tt_lower_ctx *ctx, const tt_arg *args, 
                                   "reduce argument must be either sum, prod, mean, amax or amin, got %s",
                                   args[4].s ? args[4].s : "?");
     bool include_self = args[5].kind == TT_ARG_BOOL ? args[5].b : true;
+    if (mean && vtype(ctx, args[0].value).dtype == TT_BOOL) return unsupported(ctx, "scatter_reduce mean on bool");
     dimwise w;
+    if (vtype(ctx, args[0].value).dtype == TT_BOOL && kind != TT_REDUCE_ADD && kind != TT_REDUCE_MUL)
+        return unsupported(ctx, "scatter_reduce on bool");
     if (!dimwise_prepare(ctx, &w, args[0].value, args[1].i, args[2].value)) return tt_ir_builder_status(b);
-    if (w.xt.dtype == TT_BOOL) return unsupported(ctx, "scatter_reduce on bool");
+    if (w.empty) {
+        outs[0] = args[0].value;
+        return tt_ir_builder_status(b);
+    }
     tt_ir_value upd = scatter_updates(ctx, &w, &args[3]);
     tt_ir_value base = w.x;
     if (!include_self) {
@@ -505,7 +538,6 @@ static tt_status tt_lower_index_put(tt_lower_ctx *ctx, const tt_arg *args, int32
     tt_ir_type vt = vtype(ctx, values);
     bool accumulate = nargs > 3 && args[3].kind == TT_ARG_BOOL && args[3].b;
     if (vt.dtype != xt.dtype) return unsupported(ctx, "index_put with values of another dtype");
-    if (accumulate && xt.dtype == TT_BOOL) return unsupported(ctx, "index_put accumulate on bool");
     const tt_arg *list = &args[1];
     if (list->kind == TT_ARG_TENSORS && list->n >= 1 && list->values[0] != TT_IR_NONE) {
         tt_dtype d0 = vtype(ctx, list->values[0]).dtype;
@@ -530,18 +562,29 @@ static tt_status tt_lower_index_put(tt_lower_ctx *ctx, const tt_arg *args, int32
     return tt_ir_builder_status(b);
 }
 
-/* ---- index_select / index_add / index_copy / index_fill / take / embedding ---- */
+/* ---- index_select / index_add / index_copy / index_fill / index_reduce / take / put / embedding ---- */
+
+/* PyTorch treats a 0-d self as [1] in the index_* ops; the result is 0-d again. */
+static tt_ir_value as_1d(tt_lower_ctx *ctx, tt_ir_value v) {
+    if (vtype(ctx, v).rank != 0) return v;
+    int64_t one = 1;
+    return tt_ir_reshape(ctx->b, v, 1, &one);
+}
+
+static tt_ir_value back_to_0d(tt_lower_ctx *ctx, tt_ir_value orig, tt_ir_value v) {
+    return vtype(ctx, orig).rank == 0 ? tt_ir_reshape(ctx->b, v, 0, NULL) : v;
+}
 
 static tt_status tt_lower_index_select(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                        int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type xt = vtype(ctx, args[0].value);
-    if (xt.rank == 0) return unsupported(ctx, "index_select on a 0-d tensor");
+    tt_ir_value x = as_1d(ctx, args[0].value);
+    tt_ir_type xt = vtype(ctx, x);
     int64_t dim = tt_lower_wrap_dim(ctx, args[1].i, xt.rank);
     adv_plan pl;
     if (!along_dim_plan(ctx, &pl, &xt, dim, args[2].value, false)) return tt_ir_builder_status(ctx->b);
-    outs[0] = adv_gather(ctx, &pl, args[0].value);
+    outs[0] = back_to_0d(ctx, args[0].value, adv_gather(ctx, &pl, x));
     return tt_ir_builder_status(ctx->b);
 }
 
@@ -549,9 +592,9 @@ static tt_status tt_lower_index_select(tt_lower_ctx *ctx, const tt_arg *args, in
 static tt_status index_update(tt_lower_ctx *ctx, const tt_arg *args, const tt_arg *alpha, tt_ir_reduce_kind kind,
                               tt_ir_value *outs) {
     tt_ir_builder *b = ctx->b;
-    tt_ir_type xt = vtype(ctx, args[0].value), st = vtype(ctx, args[3].value);
-    if (xt.rank == 0 || st.dtype != xt.dtype || (kind == TT_REDUCE_ADD && xt.dtype == TT_BOOL))
-        return unsupported(ctx, "index_add/index_copy arguments");
+    tt_ir_value x = as_1d(ctx, args[0].value);
+    tt_ir_type xt = vtype(ctx, x), st = vtype(ctx, args[3].value);
+    if (st.dtype != xt.dtype) return unsupported(ctx, "index_add/index_copy with source of another dtype");
     int64_t dim = tt_lower_wrap_dim(ctx, args[1].i, xt.rank);
     adv_plan pl;
     if (!along_dim_plan(ctx, &pl, &xt, dim, args[2].value, false)) return tt_ir_builder_status(b);
@@ -561,7 +604,83 @@ static tt_status index_update(tt_lower_ctx *ctx, const tt_arg *args, const tt_ar
     if (alpha && alpha->kind != TT_ARG_NONE)
         src = tt_ir_binary(b, TT_OP_MULTIPLY, src,
                            tt_lower_to(ctx, tt_lower_arg(ctx, alpha, xt.dtype), xt.dtype, pl.out_rank, pl.out_dims));
-    outs[0] = adv_scatter(ctx, &pl, args[0].value, src, kind);
+    outs[0] = back_to_0d(ctx, args[0].value, adv_scatter(ctx, &pl, x, src, kind));
+    return tt_ir_builder_status(b);
+}
+
+/* index_reduce(self, dim, index, source, reduce, include_self): prod / mean / amax / amin of source rows into
+ * self's rows; include_self false starts the hit rows from the reduction's identity. */
+static tt_status tt_lower_index_reduce(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                       int32_t nouts) {
+    (void)nargs;
+    (void)nouts;
+    tt_ir_builder *b = ctx->b;
+    tt_ir_reduce_kind kind;
+    bool mean;
+    const char *red = args[4].kind == TT_ARG_STRING ? args[4].s : NULL;
+    if (!reduce_kind_of(red, &kind, &mean) || !strcmp(red, "add") || !strcmp(red, "multiply") || !strcmp(red, "sum"))
+        return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT,
+                                  "index_reduce(): Expected reduce to be one of prod, mean, amax or amin, got %s.",
+                                  red ? red : "?");
+    bool include_self = args[5].kind == TT_ARG_BOOL ? args[5].b : true;
+    tt_ir_value x = as_1d(ctx, args[0].value);
+    tt_ir_type xt = vtype(ctx, x), st = vtype(ctx, args[3].value);
+    if (st.dtype != xt.dtype || xt.dtype == TT_BOOL) return unsupported(ctx, "index_reduce arguments");
+    int64_t dim = tt_lower_wrap_dim(ctx, args[1].i, xt.rank);
+    adv_plan pl;
+    if (!along_dim_plan(ctx, &pl, &xt, dim, args[2].value, false)) return tt_ir_builder_status(b);
+    if (tt_numel(st.rank, st.dims) != tt_numel(pl.out_rank, pl.out_dims))
+        return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "index_reduce: source has the wrong shape");
+    tt_ir_value src = tt_ir_reshape(b, args[3].value, pl.out_rank, pl.out_dims);
+    tt_ir_value base = x;
+    if (!include_self) {
+        tt_ir_value hit = adv_scatter(ctx, &pl, tt_lower_full(ctx, TT_BOOL, xt.rank, xt.dims, 0.0),
+                                      tt_lower_full(ctx, TT_BOOL, pl.out_rank, pl.out_dims, 1.0), TT_REDUCE_NONE);
+        tt_ir_value ident;
+        if (kind == TT_REDUCE_ADD) ident = tt_lower_const(ctx, xt.dtype, 0.0);
+        else if (kind == TT_REDUCE_MUL) ident = tt_lower_const(ctx, xt.dtype, 1.0);
+        else ident = limit_const(ctx, xt.dtype, kind == TT_REDUCE_MIN);
+        base = tt_ir_select(b, hit, bcast(ctx, ident, &xt), x);
+    }
+    tt_ir_value res = adv_scatter(ctx, &pl, base, src, kind);
+    if (mean) {
+        tt_ir_value cnt0 = tt_lower_full(ctx, xt.dtype, xt.rank, xt.dims, include_self ? 1.0 : 0.0);
+        tt_ir_value cnt = adv_scatter(ctx, &pl, cnt0, tt_lower_full(ctx, xt.dtype, pl.out_rank, pl.out_dims, 1.0),
+                                      TT_REDUCE_ADD);
+        cnt = tt_ir_binary(b, TT_OP_MAXIMUM, cnt, tt_lower_full(ctx, xt.dtype, xt.rank, xt.dims, 1.0));
+        res = tt_dtype_is_float(xt.dtype) ? tt_ir_binary(b, TT_OP_DIVIDE, res, cnt) : floor_div_pos(ctx, res, cnt);
+    }
+    outs[0] = back_to_0d(ctx, args[0].value, res);
+    return tt_ir_builder_status(b);
+}
+
+/* put(self, index, source, accumulate): self flattened, negative indices wrap. */
+static tt_status tt_lower_put(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                              int32_t nouts) {
+    (void)nargs;
+    (void)nouts;
+    tt_ir_builder *b = ctx->b;
+    tt_ir_type xt = vtype(ctx, args[0].value), it = vtype(ctx, args[1].value), st = vtype(ctx, args[2].value);
+    bool accumulate = args[3].kind == TT_ARG_BOOL && args[3].b;
+    if (it.dtype != TT_I64 || st.dtype != xt.dtype) return unsupported(ctx, "put arguments");
+    int64_t k = tt_numel(it.rank, it.dims), n = tt_numel(xt.rank, xt.dims);
+    if (tt_numel(st.rank, st.dims) != k)
+        return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "put_(): Expected source and index to have the same "
+                                  "number of elements, but got source.numel() = %lld, index.numel() = %lld",
+                                  (long long)tt_numel(st.rank, st.dims), (long long)k);
+    if (k == 0 || n == 0) {
+        outs[0] = args[0].value;
+        return tt_ir_builder_status(b);
+    }
+    tt_ir_value flat = tt_ir_reshape(b, args[0].value, 1, &n);
+    tt_ir_type ft = vtype(ctx, flat);
+    tt_ir_value idx = wrap_index(ctx, tt_ir_reshape(b, args[1].value, 1, &k), n);
+    int64_t p0 = 0;
+    adv_plan pl;
+    if (!adv_prepare(ctx, &pl, &ft, 1, &p0, &idx, 1, &k, false)) return tt_ir_builder_status(b);
+    tt_ir_value src = tt_ir_reshape(b, args[2].value, 1, &k);
+    tt_ir_value out = adv_scatter(ctx, &pl, flat, src, accumulate ? TT_REDUCE_ADD : TT_REDUCE_NONE);
+    outs[0] = tt_ir_reshape(b, out, xt.rank, xt.dims);
     return tt_ir_builder_status(b);
 }
 
@@ -584,9 +703,10 @@ static tt_status tt_lower_index_fill(tt_lower_ctx *ctx, const tt_arg *args, int3
     (void)nargs;
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type xt = vtype(ctx, args[0].value);
+    tt_ir_value x = as_1d(ctx, args[0].value);
+    tt_ir_type xt = vtype(ctx, x);
     tt_ir_type it = vtype(ctx, args[2].value);
-    if (xt.rank == 0 || it.dtype != TT_I64 || it.rank > 1) return unsupported(ctx, "index_fill arguments");
+    if (it.dtype != TT_I64 || it.rank > 1) return unsupported(ctx, "index_fill arguments");
     if (args[3].kind == TT_ARG_TENSOR && !args[3].wrapped_number && vtype(ctx, args[3].value).rank != 0)
         return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT,
                                   "index_fill_ only supports a 0-dimensional value tensor, but got tensor with %d "
@@ -601,7 +721,7 @@ static tt_status tt_lower_index_fill(tt_lower_ctx *ctx, const tt_arg *args, int3
                                   tt_lower_full(ctx, TT_BOOL, pl.out_rank, pl.out_dims, 1.0), TT_REDUCE_NONE);
     hit = tt_ir_broadcast_in_dim(b, hit, xt.rank, xt.dims, &dim);
     tt_ir_value v = bcast(ctx, tt_lower_arg(ctx, &args[3], xt.dtype), &xt);
-    outs[0] = tt_ir_select(b, hit, v, args[0].value);
+    outs[0] = back_to_0d(ctx, args[0].value, tt_ir_select(b, hit, v, x));
     return tt_ir_builder_status(b);
 }
 
@@ -845,7 +965,9 @@ const tt_lower_entry tt_lower_table_index[] = {
     {"aten::index_copy", tt_lower_index_copy},
     {"aten::index_fill.int_Scalar", tt_lower_index_fill},
     {"aten::index_fill.int_Tensor", tt_lower_index_fill},
+    {"aten::index_reduce", tt_lower_index_reduce},
     {"aten::take", tt_lower_take},
+    {"aten::put", tt_lower_put},
     {"aten::embedding", tt_lower_embedding},
     {"aten::embedding_dense_backward", tt_lower_embedding_dense_backward},
     {"aten::masked_fill.Scalar", tt_lower_masked_fill},

@@ -448,7 +448,35 @@ static tt_status tt_lower_randint_low_gen(tt_lower_ctx *ctx, const tt_arg *args,
     return rn_randint(ctx, args[0].i, args[1].i, &args[2], nargs > 4 ? &args[4] : &none, outs);
 }
 
+/* randperm(n, *, dtype=long, ...): the order that sorts n random 53-bit keys (ties are vanishingly rare and
+ * resolved by position, so the result is always a permutation). */
+static tt_status rn_randperm(tt_lower_ctx *ctx, int64_t n, const tt_arg *dtype, tt_ir_value *outs) {
+    if (n < 0) return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "n must be non-negative, got %lld", (long long)n);
+    tt_dtype dt = rn_dtype_arg(dtype, TT_I64);
+    if (dt == TT_BOOL || (dt != TT_I64 && (double)n > rn_dtype_top(dt) + 1.0)) return TT_STATUS_UNSUPPORTED;
+    tt_ir_value keys = rn_uniform(ctx, TT_F64, 1, &n);
+    tt_ir_value ops[2] = {keys, tt_ir_iota(ctx->b, TT_I64, 1, &n, 0)}, res[2] = {TT_IR_NONE, TT_IR_NONE};
+    tt_ir_sort(ctx->b, 2, ops, 0, false, true, res);
+    outs[0] = tt_ir_convert(ctx->b, res[1], dt);
+    return tt_ir_builder_status(ctx->b);
+}
+
+static tt_status tt_lower_randperm(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                   int32_t nouts) {
+    (void)nouts;
+    static const tt_arg none = {TT_ARG_NONE, TT_IR_NONE, false, TT_F32, 0, 0.0, false, 0, NULL, NULL, NULL};
+    return rn_randperm(ctx, args[0].i, nargs > 1 ? &args[1] : &none, outs);
+}
+static tt_status tt_lower_randperm_gen(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                       int32_t nouts) {
+    (void)nouts;
+    static const tt_arg none = {TT_ARG_NONE, TT_IR_NONE, false, TT_F32, 0, 0.0, false, 0, NULL, NULL, NULL};
+    return rn_randperm(ctx, args[0].i, nargs > 2 ? &args[2] : &none, outs);
+}
+
 const tt_lower_entry tt_lower_table_random[] = {
+    {"aten::randperm", tt_lower_randperm},
+    {"aten::randperm.generator", tt_lower_randperm_gen},
     {"aten::uniform", tt_lower_uniform},
     {"aten::normal.functional", tt_lower_normal_functional},
     {"aten::normal.Tensor_float", tt_lower_normal_tensors},

@@ -1,0 +1,76 @@
+"""Shared fixtures for the tpu capability tests.
+
+Every test runs with the eager mode, the CPU-fallback policy and the current device restored afterwards, so a test
+that switches them cannot leak into the next one. `assert_same(tpu, cpu)` compares a device result with the CPU
+reference (dtype, shape and values; exact unless a tolerance is given).
+"""
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+import torch
+import torchtpu  # noqa: F401  (registers the tpu device)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)  # `from tests.models import ...` and `examples/` work from any cwd
+
+
+@pytest.fixture(autouse=True)
+def _restore_tpu_state():
+    mode = torch.tpu.get_eager_mode()
+    fallback = torchtpu._C.get_cpu_fallback()
+    dev = torch.tpu.current_device()
+    yield
+    try:
+        torch.tpu.synchronize()
+    except Exception:
+        pass  # a test that left a failed queued op behind: its own assertion already reported it
+    torchtpu._C.set_cpu_fallback(fallback)
+    torch.tpu.set_device(dev)
+    if torch.tpu.get_eager_mode() != mode:
+        torch.tpu.set_eager_mode(mode)
+
+
+def assert_same(got, want, rtol=0.0, atol=0.0, check_dtype=True):
+    """got: a tpu tensor (or anything torch.as_tensor takes); want: the CPU reference."""
+    if isinstance(got, torch.Tensor):
+        assert got.device.type == "tpu", f"expected a tpu tensor, got one on {got.device}"
+        got = got.cpu()
+    want = want if isinstance(want, torch.Tensor) else torch.as_tensor(want)
+    if check_dtype:
+        assert got.dtype == want.dtype, f"dtype {got.dtype} != {want.dtype}"
+    assert got.shape == want.shape, f"shape {tuple(got.shape)} != {tuple(want.shape)}"
+    torch.testing.assert_close(got, want, rtol=rtol, atol=atol, equal_nan=True, check_dtype=check_dtype)
+
+
+@pytest.fixture
+def same():
+    return assert_same
+
+
+def run_python(code, env=None, timeout=120):
+    """Runs `python3 -c code` in a fresh interpreter (env added to os.environ); returns the CompletedProcess."""
+    full = dict(os.environ)
+    for k in ("TORCHTPU_EAGER_MODE", "TPU_LAUNCH_BLOCKING", "TORCHTPU_HOST_DEVICES", "TORCHTPU_HOST_MEMORY_LIMIT",
+              "TORCHTPU_CPU_FALLBACK", "TORCH_DEVICE_BACKEND_AUTOLOAD"):
+        full.pop(k, None)
+    full["PYTHONPATH"] = ROOT + os.pathsep + full.get("PYTHONPATH", "")
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True, timeout=timeout,
+                          cwd=ROOT)
+
+
+@pytest.fixture
+def python():
+    return run_python
+
+
+@pytest.fixture
+def no_fallback_warnings():
+    """Turns torchtpu's fallback warnings into nothing, for tests that do not care which ops are native."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="torchtpu: operator")
+        yield

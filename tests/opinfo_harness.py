@@ -1,0 +1,441 @@
+"""Op-conformance checks over PyTorch's OpInfo database, shared by tests/test_opinfo.py and tools/opinfo_report.py.
+
+One case is one (OpInfo entry, dtype). Its samples run on the CPU (the reference) and on the tpu with the CPU
+fallback off, so a missing lowering shows up as NotImplementedError naming the aten op instead of a silent CPU run.
+"""
+import itertools
+import os
+import re
+import signal
+import time
+from dataclasses import dataclass, field
+
+import torch
+import torchtpu  # noqa: F401  (registers the device)
+
+from torch.testing._internal.common_methods_invocations import op_db
+from torch.testing._internal.common_device_type import toleranceOverride
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "int64": torch.int64, "bool": torch.bool}
+
+MAX_SAMPLES = int(os.environ.get("OPINFO_MAX_SAMPLES", "8"))
+MAX_SAMPLE_NUMEL = 1 << 20  # samples bigger than this are skipped: they only cost time on 2 cores
+CASE_TIMEOUT_S = int(os.environ.get("OPINFO_TIMEOUT", "30"))
+
+# Ops whose values are random or uninitialized: only shape, dtype and device are compared.
+NONDETERMINISTIC = {
+    "bernoulli", "normal", "rand_like", "randn_like", "randint_like", "randint", "randn", "rand", "multinomial",
+    "uniform", "exponential", "geometric", "cauchy", "log_normal", "randperm",
+    "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d", "nn.functional.alpha_dropout",
+    "nn.functional.feature_alpha_dropout", "nn.functional.rrelu", "nn.functional.gumbel_softmax",
+    "nn.functional.fractional_max_pool2d", "nn.functional.fractional_max_pool3d", "nn.functional.multi_head_attention_forward",
+    "empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided", "empty_permuted", "resize_", "resize_as_",
+    "torch.empty", "_refs.empty",
+}
+
+# Ops whose index outputs are not unique when the input has ties: positions (op name -> index of `dim` among the
+# positional args after the input, its default). Indices are checked by what they point at, not compared.
+TIE_AMBIGUOUS = {"sort": (0, -1), "argsort": (0, -1), "topk": (1, -1), "kthvalue": (1, -1), "median": (0, None),
+                 "nanmedian": (0, None), "mode": (0, -1)}
+
+# (atol, rtol) by dtype; float32 is assert_close's own default, "close" is the looser bar for float32.
+TOLERANCES = {torch.float32: (1.3e-6, 1e-5), torch.bfloat16: (1.6e-2, 1.6e-2), torch.int64: (0.0, 0.0),
+              torch.bool: (0.0, 0.0)}
+CLOSE_TOL = (1e-3, 1e-3)
+
+_UNSUPPORTED_DTYPE = re.compile(r"tpu does not support dtype (\w+)")
+_MISSING_RE = re.compile(r"operator '([^']+)' is not implemented for TPU")
+
+
+@dataclass
+class Case:
+    op: object
+    dtype_name: str
+
+    @property
+    def name(self):
+        v = self.op.variant_test_name
+        return self.op.name + ("." + v if v else "")
+
+    @property
+    def id(self):
+        return f"{self.name}-{self.dtype_name}"
+
+
+@dataclass
+class Result:
+    status: str  # pass | close | wrong | error | not_native | timeout | no_samples
+    detail: str = ""
+    missing: str = ""  # first aten op with no lowering (not_native)
+    n_samples: int = 0
+    n_run: int = 0
+    seconds: float = 0.0
+    failing_sample: int = -1
+    extra: dict = field(default_factory=dict)
+
+
+def cases(dtype_names=("float32",), ops=None):
+    """Every (OpInfo, dtype) pair whose dtype the OpInfo supports on the CPU, in op_db order."""
+    out = []
+    for op in op_db:
+        if ops and op.name not in ops and Case(op, "").name not in ops:
+            continue
+        try:
+            supported = op.supported_dtypes("cpu")
+        except Exception:
+            continue
+        for dn in dtype_names:
+            if DTYPES[dn] in supported:
+                out.append(Case(op, dn))
+    return out
+
+
+def load_known_failures(path):
+    """{(name, dtype): reason} from lines "opname dtype reason..."; dtype may be * for all. '#' starts a comment."""
+    known = {}
+    if not os.path.exists(path):
+        return known
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            parts = line.split(None, 2)
+            if len(parts) < 2:
+                continue
+            known[(parts[0], parts[1])] = parts[2] if len(parts) > 2 else ""
+    return known
+
+
+def known_reason(known, case):
+    return known.get((case.name, case.dtype_name), known.get((case.name, "*")))
+
+
+def _opinfo_tolerance(op, dtype):
+    """The largest (atol, rtol) any toleranceOverride decorator of the OpInfo sets for dtype, or None."""
+    best = None
+    for di in getattr(op, "decorators", ()) or ():
+        for d in getattr(di, "decorators", ()) or ():
+            if isinstance(d, toleranceOverride) and dtype in d.d:
+                t = d.d[dtype]
+                best = (t.atol, t.rtol) if best is None else (max(best[0], t.atol), max(best[1], t.rtol))
+    return best
+
+
+def tolerances(op, dtype):
+    base = TOLERANCES.get(dtype, (0.0, 0.0))
+    own = _opinfo_tolerance(op, dtype)
+    if own:
+        base = (max(base[0], own[0]), max(base[1], own[1]))
+    return base
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise _Timeout()
+
+
+def _numel(x):
+    if isinstance(x, torch.Tensor):
+        return x.numel()
+    if isinstance(x, (list, tuple)):
+        return sum(_numel(v) for v in x)
+    if isinstance(x, dict):
+        return sum(_numel(v) for v in x.values())
+    return 0
+
+
+def _is_tpu_device(v):
+    try:
+        return isinstance(v, (str, torch.device)) and torch.device(v).type == "tpu"
+    except (RuntimeError, ValueError, TypeError):
+        return False
+
+
+def _is_cpu_device(v):
+    try:
+        return isinstance(v, (str, torch.device)) and torch.device(v).type == "cpu"
+    except (RuntimeError, ValueError, TypeError):
+        return False
+
+
+def _to_cpu_sample(x):
+    """The CPU reference of a sample made on the tpu: tpu tensors copied to the CPU, tpu device names -> "cpu"
+    (tensors the sample generator put on the CPU on purpose stay there)."""
+    if isinstance(x, torch.Tensor):
+        with torch.no_grad():
+            if x.device.type != "tpu":
+                return x.detach().clone()
+            if x._base is not None:  # keep the view's place in its storage (as_strided samples depend on it)
+                return x._base.detach().cpu().as_strided(x.size(), x.stride(), x.storage_offset())
+            return x.detach().cpu()
+    if _is_tpu_device(x):
+        return "cpu" if isinstance(x, str) else torch.device("cpu")
+    if isinstance(x, list):
+        return [_to_cpu_sample(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(_to_cpu_sample(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _to_cpu_sample(v) for k, v in x.items()}
+    return x
+
+
+def _mentions_cpu(x):
+    if _is_cpu_device(x):
+        return True
+    if isinstance(x, torch.Tensor):
+        return x.device.type == "cpu" and x.dim() > 0
+    if isinstance(x, (list, tuple)):
+        return any(_mentions_cpu(v) for v in x)
+    if isinstance(x, dict):
+        return any(_mentions_cpu(v) for v in x.values())
+    return False
+
+
+def _to_cpu(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu() if x.device.type == "tpu" else x
+    if isinstance(x, (list, tuple)) and not isinstance(x, torch.Size):
+        vals = [_to_cpu(v) for v in x]
+        if hasattr(x, "_fields"):  # namedtuple (torch.return_types are structseqs: plain tuple of values is fine)
+            return type(x)(*vals)
+        return type(x)(vals) if isinstance(x, list) else tuple(vals)
+    return x
+
+
+class Mismatch(AssertionError):
+    pass
+
+
+def _devices(x, acc):
+    if isinstance(x, torch.Tensor):
+        acc.add(x.device.type)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            _devices(v, acc)
+    return acc
+
+
+def compare(actual, expected, atol, rtol, shape_only=False, path="out"):
+    """assert_close recursively over tuples/lists; actual is already on the CPU."""
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(actual, torch.Tensor):
+            raise Mismatch(f"{path}: expected a tensor, got {type(actual).__name__}")
+        if shape_only:
+            if actual.shape != expected.shape or actual.dtype != expected.dtype:
+                raise Mismatch(f"{path}: expected {tuple(expected.shape)} {expected.dtype}, "
+                               f"got {tuple(actual.shape)} {actual.dtype}")
+            return
+        try:
+            torch.testing.assert_close(actual, expected, atol=atol, rtol=rtol, equal_nan=True, check_device=False,
+                                       check_layout=False)
+        except AssertionError as e:
+            raise Mismatch(f"{path}: {e}") from None
+        return
+    if isinstance(expected, (list, tuple)) and not isinstance(expected, torch.Size):
+        if not isinstance(actual, (list, tuple)) or len(actual) != len(expected):
+            raise Mismatch(f"{path}: expected a sequence of {len(expected)}, got {type(actual).__name__}")
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            compare(a, e, atol, rtol, shape_only, f"{path}[{i}]")
+        return
+    if isinstance(expected, (bool, int, float, complex)) and not shape_only:
+        if isinstance(actual, torch.Tensor):
+            actual = actual.item()
+        try:
+            torch.testing.assert_close(actual, expected, atol=atol, rtol=rtol, equal_nan=True, check_dtype=False)
+        except (AssertionError, TypeError) as e:
+            raise Mismatch(f"{path}: {e}") from None
+        return
+    if isinstance(expected, torch.Size) and tuple(actual) != tuple(expected):
+        raise Mismatch(f"{path}: expected {expected}, got {actual}")
+
+
+def _tie_equivalent(op_name, sample, actual, expected):
+    """True when actual's indices point at the same values as expected's (ties broken differently)."""
+    pos, default = TIE_AMBIGUOUS[op_name]
+    dim = sample.kwargs.get("dim", sample.args[pos] if len(sample.args) > pos else default)
+    if dim is None:
+        return False
+    keepdim = sample.kwargs.get("keepdim", False)
+    if op_name in ("kthvalue",) and len(sample.args) > 2:
+        keepdim = sample.args[2]
+    elif op_name in ("median", "nanmedian", "mode") and len(sample.args) > 1:
+        keepdim = sample.args[1]
+    x = sample.input
+    if op_name == "argsort":
+        a_idx, e_idx = actual, expected
+    else:
+        compare(actual[0], expected[0], 0.0, 0.0)  # values must match exactly
+        a_idx, e_idx = actual[1], expected[1]
+    if op_name in ("sort", "argsort", "topk") or keepdim or x.dim() == 0:
+        ga, ge = a_idx, e_idx
+    else:
+        ga, ge = a_idx.unsqueeze(dim), e_idx.unsqueeze(dim)
+    if x.dim() == 0:
+        return bool(torch.equal(a_idx, e_idx))
+    va, ve = x.gather(dim, ga), x.gather(dim, ge)
+    return bool(torch.equal(va, ve) or torch.equal(va.isnan(), ve.isnan()) and torch.equal(va[~va.isnan()], ve[~ve.isnan()]))
+
+
+def _short(e, n=300):
+    s = f"{type(e).__name__}: {e}".replace("\n", " ")
+    return s if len(s) <= n else s[:n] + "..."
+
+
+_OTHER_MISSING = (re.compile(r"Could not run '(aten::[^']+)' with arguments from the '(?:PrivateUse1|tpu)' backend"),
+                  re.compile(r"^(\w+) not implemented"))
+
+
+def missing_op(exc):
+    """The aten op a NotImplementedError names as having no tpu kernel, or ""."""
+    s = str(exc)
+    m = _MISSING_RE.search(s)
+    if m:
+        return m.group(1)
+    for rx in _OTHER_MISSING:
+        m = rx.search(s)
+        if m:
+            return m.group(1) if m.group(1).startswith("aten::") else "aten::" + m.group(1)
+    return ""
+
+
+def _call(op, sample):
+    return op(sample.input, *sample.args, **sample.kwargs)
+
+
+def _samples(op, dtype):
+    """The first MAX_SAMPLES samples, made on the tpu (as test_compare_cpu makes them on its device), with the CPU
+    fallback on so a sample generator needing a missing op still works."""
+    try:
+        with torch.tpu.cpu_fallback_mode(True):
+            gen = op.sample_inputs("tpu", dtype, requires_grad=False)
+            samples = list(itertools.islice(gen, MAX_SAMPLES))
+            torch.tpu.synchronize()
+        return samples, None
+    except Exception as e:  # a sample generator that cannot run on this build of PyTorch
+        return [], e
+
+
+def run_sample(op, sample, dtype, shape_only, fallback=False):
+    """One sample. Returns (status, detail, missing). status: pass | close | wrong | error | not_native."""
+    cpu_sample = sample.transform(lambda t: t)  # shallow copy; then the CPU reference by hand (device names too)
+    cpu_sample.input = _to_cpu_sample(sample.input)
+    cpu_sample.args = _to_cpu_sample(sample.args)
+    cpu_sample.kwargs = _to_cpu_sample(sample.kwargs)
+    tpu_sample = sample
+    exp_exc = None
+    try:
+        expected = _call(op, cpu_sample)
+    except Exception as e:
+        exp_exc = e
+    act_exc = None
+    actual = None
+    try:
+        with torch.tpu.cpu_fallback_mode(fallback):
+            out = _call(op, tpu_sample)
+            torch.tpu.synchronize()
+            devs = _devices(out, set())
+            actual = _to_cpu(out)
+    except _Timeout:
+        raise
+    except Exception as e:
+        act_exc = e
+    if act_exc is not None:
+        miss = missing_op(act_exc) if isinstance(act_exc, NotImplementedError) else ""
+        if exp_exc is not None and type(exp_exc) is type(act_exc) and not miss:
+            return "pass", "", ""
+        if miss:
+            return "not_native", miss, miss
+        if isinstance(act_exc, NotImplementedError):
+            return "not_native", _short(act_exc), ""
+        if _UNSUPPORTED_DTYPE.search(str(act_exc)):
+            d = _UNSUPPORTED_DTYPE.search(str(act_exc)).group(1)
+            return "not_native", f"dtype {d}", f"dtype:{d}"
+        return "error", _short(act_exc) + (f" (CPU raised {_short(exp_exc, 100)})" if exp_exc else ""), ""
+    if exp_exc is not None:
+        return "error", f"CPU raised {_short(exp_exc)} but tpu did not", ""
+    if "cpu" in devs and not _mentions_cpu((tpu_sample.input, tpu_sample.args, tpu_sample.kwargs)):
+        return "wrong", "a result tensor is on the cpu, not the tpu", ""
+    atol, rtol = tolerances(op, dtype)
+    try:
+        compare(actual, expected, atol, rtol, shape_only)
+        return "pass", "", ""
+    except Mismatch as e:
+        first = str(e)
+    if op.name in TIE_AMBIGUOUS and not shape_only:
+        try:
+            if _tie_equivalent(op.name, cpu_sample, actual, expected):
+                return "pass", "", ""
+        except Exception:
+            pass
+    if dtype == torch.float32:
+        try:
+            compare(actual, expected, max(atol, CLOSE_TOL[0]), max(rtol, CLOSE_TOL[1]), shape_only)
+            return "close", first.replace("\n", " ")[:400], ""
+        except Mismatch:
+            pass
+    return "wrong", first.replace("\n", " ")[:600], ""
+
+
+_RANK = {"pass": 0, "close": 1, "not_native": 2, "wrong": 3, "error": 4}
+
+
+def run_case(case, timeout=CASE_TIMEOUT_S, fallback=False):
+    """All samples of one case. The case's status is its worst sample's, with not_native outranked by wrong/error
+    only when those come from natively-run samples (a missing op stops nothing else from being checked)."""
+    op, dtype = case.op, DTYPES[case.dtype_name]
+    shape_only = op.name in NONDETERMINISTIC or case.name in NONDETERMINISTIC
+    t0 = time.time()
+    old = signal.signal(signal.SIGALRM, _on_alarm) if timeout else None
+    if timeout:
+        signal.alarm(timeout)
+    res = Result("no_samples")
+    try:
+        samples, err = _samples(op, dtype)
+        if err is not None:
+            m = _UNSUPPORTED_DTYPE.search(str(err))
+            if m:
+                res = Result("not_native", f"dtype {m.group(1)} (making samples)", f"dtype:{m.group(1)}")
+            else:
+                res = Result("error", f"making samples on the tpu: {_short(err)}")
+            return res
+        res.n_samples = len(samples)
+        worst = "pass" if samples else "no_samples"
+        for i, s in enumerate(samples):
+            if _numel((s.input, s.args, s.kwargs)) > MAX_SAMPLE_NUMEL:
+                continue
+            res.n_run += 1
+            random_sample = any(isinstance(s.kwargs.get(k), float) and s.kwargs[k] > 0 for k in ("dropout_p", "dropout"))
+            st, detail, miss = run_sample(op, s, dtype, shape_only or random_sample, fallback)
+            if _RANK[st] > _RANK.get(worst, -1) or worst == "no_samples":
+                worst, res.detail, res.failing_sample = st, detail, i
+                if miss:
+                    res.missing = miss
+            if st == "not_native" and not res.missing:
+                res.missing = miss
+        res.status = worst
+        if res.n_run == 0 and samples:
+            res.status, res.detail = "no_samples", "every sample is over the size cap"
+    except _Timeout:
+        res.status, res.detail = "timeout", f"over {timeout} s (after {res.n_run} samples)"
+        try:
+            torch.tpu.synchronize()
+        except Exception:
+            pass
+    except Exception as e:
+        res.status, res.detail = "error", "harness: " + _short(e)
+    finally:
+        if timeout:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+        res.seconds = time.time() - t0
+    return res
+
+
+def reproducer(case, res):
+    """A one-line Python reproducer for a failing case."""
+    return (f"python3 -c \"import torch,torchtpu,tests.opinfo_harness as h; c=[c for c in h.cases(('{case.dtype_name}',),"
+            f"['{case.name}']) if c.name=='{case.name}'][0]; print(h.run_case(c, timeout=0))\"")

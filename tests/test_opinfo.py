@@ -1,0 +1,49 @@
+"""OpInfo conformance: every op_db entry x dtype, its samples on the tpu (CPU fallback off) against the CPU.
+
+A test passes when every sample matches the CPU (or both raise the same exception type); it is skipped with
+"not native: aten::X" when an op it needs has no lowering; it fails on wrong numbers and on errors. Cases listed in
+tests/opinfo_known_failures.txt are xfail (strict=False), or skipped unrun when their reason starts with "crash".
+
+Environment: OPINFO_DTYPES (comma list, default float32,bfloat16,int64,bool), OPINFO_OPS (comma list of op names),
+OPINFO_MAX_SAMPLES (default 8), OPINFO_TIMEOUT (seconds per case, default 30).
+"""
+import os
+import warnings
+
+import pytest
+
+from opinfo_harness import DTYPES, cases, known_reason, load_known_failures, run_case  # noqa: E402
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+KNOWN = load_known_failures(os.path.join(_HERE, "opinfo_known_failures.txt"))
+_DTYPES = tuple(d for d in os.environ.get("OPINFO_DTYPES", ",".join(DTYPES)).split(",") if d)
+_OPS = [o for o in os.environ.get("OPINFO_OPS", "").split(",") if o] or None
+
+
+def _params():
+    out = []
+    for c in cases(_DTYPES, _OPS):
+        reason = known_reason(KNOWN, c)
+        marks = []
+        if reason is not None:
+            if reason.lower().startswith("crash"):
+                marks.append(pytest.mark.skip(reason=f"known crash: {reason}"))
+            else:
+                marks.append(pytest.mark.xfail(reason=reason or "known failure", strict=False))
+        out.append(pytest.param(c, id=c.id, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("case", _params())
+def test_opinfo(case):
+    r = run_case(case)
+    if r.status == "pass":
+        return
+    if r.status == "close":
+        warnings.warn(f"{case.id}: matches only at atol=rtol=1e-3: {r.detail[:200]}")
+        return
+    if r.status == "not_native":
+        pytest.skip(f"not native: {r.missing or r.detail}")
+    if r.status == "no_samples":
+        pytest.skip(r.detail or "no samples")
+    pytest.fail(f"{r.status} (sample {r.failing_sample}): {r.detail}", pytrace=False)
