@@ -170,6 +170,8 @@ except torch.OutOfMemoryError as e:
     print('OOM2', e)
 else:
     print('NO OOM2')
+import gc
+gc.collect()  # the failed expression's input is held by the exception's traceback cycle until collected
 d = torch.ones(1024, device='tpu') + 1
 print('AFTER', d.sum().item())
 """
@@ -247,7 +249,8 @@ def test_an_op_without_a_lowering_runs_on_cpu_when_fallback_is_on_warns_once_and
     ours = [x_ for x_ in w if "torchtpu: operator" in str(x_.message)]
     assert len(ours) == 1, [str(x_.message) for x_ in w]
     assert name in str(ours[0].message)
-    assert torchtpu.metrics()["fallbacks"].get(name) == 2
+    fb = torchtpu.metrics()["fallbacks"]
+    assert sum(v for k, v in fb.items() if k.startswith(name)) == 2, fb  # the op or its out= form
     want = fn(x)
     for got, ref in zip(r1 if isinstance(r1, tuple) else (r1,), want if isinstance(want, tuple) else (want,)):
         assert got.device.type == "tpu"

@@ -81,8 +81,12 @@ def test_copies_count_the_bytes_moved_each_way():
     assert torchtpu.metrics()["bytes_to_host"] == 4000
     torch.ones(10, dtype=torch.float64).to("tpu")
     assert torchtpu.metrics()["bytes_to_device"] == 4080
-    torch.ones(7, dtype=torch.int16, device="tpu").cpu()
-    assert torchtpu.metrics()["bytes_to_host"] == 4014
+    s = torch.ones(7, dtype=torch.int16).to("tpu")
+    torchtpu.reset_metrics()
+    s.cpu()
+    assert torchtpu.metrics()["bytes_to_host"] == 14
+    s.t().cpu()
+    assert torchtpu.metrics()["bytes_to_host"] == 28
 
 
 def test_item_counts_the_bytes_of_one_element():
@@ -111,13 +115,15 @@ def test_fallbacks_are_counted_by_op():
             warnings.simplefilter("ignore")
             torch.linalg.svd(x)
             torch.linalg.svd(x)
-    assert torchtpu.metrics()["fallbacks"] == {name: 2}
+    fb = torchtpu.metrics()["fallbacks"]
+    assert sum(v for k, v in fb.items() if k.startswith(name)) == 2, fb  # svd runs as aten::_linalg_svd.U
 
 
 def test_strict_mode_ops_are_counted_under_strict():
     with torchtpu.eager_mode("strict"):
-        torchtpu.reset_metrics()
         x = torch.ones(16, device="tpu")
+        torch.tpu.synchronize()
+        torchtpu.reset_metrics()
         for _ in range(4):
             x = x + 1
         torch.tpu.synchronize()

@@ -108,6 +108,11 @@ def get_device_properties(device=None):
     return _Props(get_device_name(idx), limit, _C.host_num_threads(), _C.driver_name())
 
 
+def _is_in_bad_fork():
+    """torch.manual_seed asks this before seeding the device (no fork hazards: the runtime starts lazily)."""
+    return False
+
+
 # ---- RNG ----
 def manual_seed(seed):
     _C.manual_seed(current_device(), int(seed) & 0xFFFFFFFFFFFFFFFF)

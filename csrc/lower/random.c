@@ -154,8 +154,26 @@ static tt_status tt_lower_normal_tensors(tt_lower_ctx *ctx, const tt_arg *args, 
     return rn_normal_tensors(ctx, &args[0], &args[1], outs);
 }
 
-/* The dtype of a creation op's optional dtype argument (default f32). */
-static tt_dtype rn_dtype_arg(const tt_arg *a, tt_dtype dflt) { return a->kind == TT_ARG_DTYPE ? a->dtype : dflt; }
+/* The dtype of a creation op's optional dtype argument (default dflt). A `ScalarType?` may arrive as
+ * TT_ARG_DTYPE or, since TorchScript types it as int, as TT_ARG_INT holding c10::ScalarType's value; dtypes we do
+ * not have (complex...) give TT_DTYPE_COUNT, which callers treat as unsupported. */
+static tt_dtype rn_dtype_arg(const tt_arg *a, tt_dtype dflt) {
+    if (a->kind == TT_ARG_DTYPE) return a->dtype;
+    if (a->kind != TT_ARG_INT) return dflt;
+    switch (a->i) { /* c10::ScalarType numbering */
+    case 0: return TT_U8;
+    case 1: return TT_I8;
+    case 2: return TT_I16;
+    case 3: return TT_I32;
+    case 4: return TT_I64;
+    case 5: return TT_F16;
+    case 6: return TT_F32;
+    case 7: return TT_F64;
+    case 11: return TT_BOOL;
+    case 15: return TT_BF16;
+    default: return TT_DTYPE_COUNT;
+    }
+}
 
 /* normal.float_float(mean, std, size, *, generator, dtype, layout, device, pin_memory) */
 static tt_status tt_lower_normal_float_float(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
@@ -410,6 +428,7 @@ static tt_status rn_randint(tt_lower_ctx *ctx, int64_t low, int64_t high, const 
                             tt_ir_value *outs) {
     if (size->kind != TT_ARG_INTS || size->n > TT_MAX_RANK) return TT_STATUS_UNSUPPORTED;
     tt_dtype dt = rn_dtype_arg(dtype, TT_I64);
+    if (dt == TT_DTYPE_COUNT) return TT_STATUS_UNSUPPORTED;
     if (!(low < high))
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
                                   "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
@@ -453,7 +472,7 @@ static tt_status tt_lower_randint_low_gen(tt_lower_ctx *ctx, const tt_arg *args,
 static tt_status rn_randperm(tt_lower_ctx *ctx, int64_t n, const tt_arg *dtype, tt_ir_value *outs) {
     if (n < 0) return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "n must be non-negative, got %lld", (long long)n);
     tt_dtype dt = rn_dtype_arg(dtype, TT_I64);
-    if (dt == TT_BOOL || (dt != TT_I64 && (double)n > rn_dtype_top(dt) + 1.0)) return TT_STATUS_UNSUPPORTED;
+    if (dt == TT_DTYPE_COUNT || dt == TT_BOOL || (dt != TT_I64 && (double)n > rn_dtype_top(dt) + 1.0)) return TT_STATUS_UNSUPPORTED;
     tt_ir_value keys = rn_uniform(ctx, TT_F64, 1, &n);
     tt_ir_value ops[2] = {keys, tt_ir_iota(ctx->b, TT_I64, 1, &n, 0)}, res[2] = {TT_IR_NONE, TT_IR_NONE};
     tt_ir_sort(ctx->b, 2, ops, 0, false, true, res);
