@@ -11,6 +11,8 @@ _lib = None
 
 def _nonzero(x):
     count_decomposition("aten::nonzero")
+    if x.dim() == 0:
+        return torch.zeros((int(x.item() != 0), 0), dtype=torch.long, device=x.device)
     n = int((x != 0).sum().item())
     return torch.ops.aten.nonzero_static(x, size=n)
 

@@ -188,7 +188,7 @@ static Plan make_plan(const c10::OperatorHandle& op) {
             if (plan.n_results != written.size()) plan.fn = nullptr;
         }
     }
-    for (size_t i = 0; i < plan.n_inputs; i++) plan.kinds.push_back(arg_kind_of(args[i].type()));
+    for (size_t i = 0; i < plan.n_inputs; i++) plan.kinds.push_back(arg_kind_of(args[i].real_type()));
     return plan;
 }
 
@@ -694,7 +694,7 @@ int register_lowered_kernels() {
         // composite: it allocates on the target device and copies.
         bool tensor_in = false, device_in = false;
         for (const auto& arg : h->schema().arguments()) {
-            c10::TypePtr t = arg.type();
+            c10::TypePtr t = arg.real_type();
             if (t->kind() == c10::TypeKind::OptionalType) t = t->containedType(0);
             tensor_in = tensor_in || t->kind() == c10::TypeKind::TensorType;
             device_in = device_in || t->kind() == c10::TypeKind::DeviceObjType;
