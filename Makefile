@@ -66,7 +66,9 @@ demo: install
 
 bench: install
 	$(PYTHON) bench/op_overhead.py
-	HF_HUB_OFFLINE=1 $(PYTHON) bench/minilm.py
+	$(PYTHON) bench/matmul.py
+	$(PYTHON) bench/ops_large.py
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PYTHON) bench/minilm.py
 
 clean:
 	rm -rf build torchtpu/_C*.so *.egg-info

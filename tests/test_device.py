@@ -125,8 +125,6 @@ def test_manual_seed_makes_randn_and_randint_reproducible_on_tpu():
     assert torch.equal(a, b)
 
 
-@pytest.mark.xfail(reason="torch.tpu lacks _is_in_bad_fork, so torch.manual_seed skips the tpu generator and warns "
-                          "'Set seed for `tpu` device does not take effect'", strict=True)
 def test_torch_manual_seed_also_seeds_the_tpu_without_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)  # "Set seed for `tpu` device does not take effect"

@@ -19,6 +19,16 @@ namespace {
 
 const c10::DispatchKeySet kTpuKeys(c10::DispatchKey::PrivateUse1);
 
+// Tensors of dtypes the core has no kernels for (complex, uint16/32/64, float8) cannot live on the device: a clear
+// TypeError at allocation beats a failure (or a fallback loop) later.
+c10::ScalarType checked_dtype(std::optional<c10::ScalarType> dtype) {
+    c10::ScalarType st = c10::dtype_or_default(dtype);
+    tt_dtype dt;
+    TORCH_CHECK_TYPE(to_tt_dtype(st, &dt), "tpu does not support tensors of dtype ", st,
+                     " (supported: float32, bfloat16, float16, float64, int64, int32, int16, int8, uint8, bool)");
+    return st;
+}
+
 c10::DeviceIndex device_index_of(std::optional<c10::Device> device) {
     if (device && device->has_index()) return device->index();
     return current_device();
@@ -31,7 +41,7 @@ at::Tensor tpu_empty(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype
     c10::DeviceIndex idx = device_index_of(device);
     c10::DeviceIndex old = current_device();
     set_current_device(idx);
-    at::Tensor t = at::detail::empty_generic(size, tpu_allocator(), kTpuKeys, c10::dtype_or_default(dtype),
+    at::Tensor t = at::detail::empty_generic(size, tpu_allocator(), kTpuKeys, checked_dtype(dtype),
                                              memory_format);
     set_current_device(old);
     return t;
@@ -44,7 +54,7 @@ at::Tensor tpu_empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std
     c10::DeviceIndex old = current_device();
     set_current_device(idx);
     at::Tensor t =
-        at::detail::empty_strided_generic(size, stride, tpu_allocator(), kTpuKeys, c10::dtype_or_default(dtype));
+        at::detail::empty_strided_generic(size, stride, tpu_allocator(), kTpuKeys, checked_dtype(dtype));
     set_current_device(old);
     return t;
 }

@@ -452,7 +452,8 @@ static tt_status tt_lower_diag_embed(tt_lower_ctx *ctx, const tt_arg *args, int3
 
 /* ---- *_copy forms of views ---- */
 
-/* view_copy / _unsafe_view(self, size): reshape, one -1 inferred. */
+/* view_copy(self, size): reshape, one -1 inferred. (_unsafe_view is not lowered: it aliases its input, and
+ * its composite kernel already makes a metadata-only view.) */
 static tt_status tt_lower_view_copy(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                     int32_t nouts) {
     (void)nargs;
@@ -662,7 +663,6 @@ const tt_lower_entry tt_lower_table_shape[] = {
     {"aten::diag_embed", tt_lower_diag_embed},
     {"aten::view_copy", tt_lower_view_copy},
     {"aten::view_copy.dtype", tt_lower_view_copy},
-    {"aten::_unsafe_view", tt_lower_view_copy},
     {"aten::expand_copy", tt_lower_expand_copy},
     {"aten::permute_copy", tt_lower_permute_copy},
     {"aten::transpose_copy.int", tt_lower_transpose_copy},
