@@ -3,8 +3,10 @@
 #include "tt_driver.h"
 #include "tt_ir.h"
 #include "tt_test.h"
+#include "../csrc/drivers/host/host_internal.h" /* the fusion planner, to check what it groups */
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <pthread.h>
@@ -764,6 +766,187 @@ static void test_one_executable_runs_concurrently_from_several_threads(void) {
     tt_ir_program_destroy(p);
 }
 
+
+/* ---- fused elementwise groups: every result equals the unfused interpreter's, bit for bit ---- */
+
+/* Builds a program with build(b), runs it with fusion on and off (TORCHTPU_HOST_FUSE) on inputs in[], compares
+ * all outputs bytewise. n_out <= 4 outputs of at most 1 MB each. */
+typedef void (*build_fn)(tt_ir_builder *b);
+static void check_fused_equals_unfused(build_fn build, const void *const *in, int n_out) {
+    void *outs[2][4] = {{0}};
+    size_t bytes[4] = {0};
+    for (int pass = 0; pass < 2; pass++) {
+        setenv("TORCHTPU_HOST_FUSE", pass ? "0" : "1", 1);
+        tt_ir_builder *b = tt_ir_builder_create();
+        build(b);
+        /* Zeroed room for any output here (the unused tail compares equal). */
+        for (int o = 0; o < n_out; o++) {
+            outs[pass][o] = calloc(1, 1u << 20);
+            bytes[o] = 1u << 20;
+        }
+        TT_CHECK_OK(run(b, in, outs[pass]));
+    }
+    unsetenv("TORCHTPU_HOST_FUSE");
+    for (int o = 0; o < n_out; o++) {
+        TT_CHECK(outs[0][o] && outs[1][o] && memcmp(outs[0][o], outs[1][o], bytes[o]) == 0);
+        free(outs[0][o]);
+        free(outs[1][o]);
+    }
+}
+
+enum { FR = 96, FC = 1000 }; /* 96000 elements: several parts and a partial last tile */
+static float *fx, *fw;
+static uint16_t *fh;
+static uint8_t *fm;
+
+static tt_ir_value kf(tt_ir_builder *b, tt_ir_value like, double v) {
+    const tt_ir_type *t = tt_ir_type_of(b, like);
+    return tt_ir_broadcast_in_dim(b, tt_ir_constant_scalar(b, t->dtype, v), t->rank, t->dims, NULL);
+}
+
+static void build_gelu(tt_ir_builder *b) {
+    tt_ir_value x = tt_ir_param(b, TT_F32, 2, DIMS(FR, FC));
+    tt_ir_value e = tt_ir_unary(b, TT_OP_ERF, tt_ir_binary(b, TT_OP_MULTIPLY, x, kf(b, x, 0.7071067811865476)));
+    tt_ir_value r = tt_ir_binary(b, TT_OP_MULTIPLY, tt_ir_binary(b, TT_OP_MULTIPLY, x, kf(b, x, 0.5)),
+                                 tt_ir_binary(b, TT_OP_ADD, kf(b, x, 1.0), e));
+    tt_ir_value t = tt_ir_unary(b, TT_OP_TANH, r);
+    tt_ir_builder_add_output(b, r);
+    tt_ir_builder_add_output(b, tt_ir_binary(b, TT_OP_ADD, t, e)); /* e is used twice, also outside a chain */
+}
+
+/* layer_norm: reduce, broadcast back (row), weight broadcast (column), rsqrt; intermediates also outputs. */
+static void build_layer_norm(tt_ir_builder *b) {
+    tt_ir_value x = tt_ir_param(b, TT_F32, 2, DIMS(FR, FC));
+    tt_ir_value w = tt_ir_param(b, TT_F32, 1, DIMS(FC));
+    tt_ir_value mean = tt_ir_binary(b, TT_OP_DIVIDE, tt_ir_reduce(b, TT_REDUCE_ADD, x, 1, DIMS(1)),
+                                    tt_ir_broadcast_in_dim(b, tt_ir_constant_scalar(b, TT_F32, FC), 1, DIMS(FR), NULL));
+    tt_ir_value xc = tt_ir_binary(b, TT_OP_SUBTRACT, x, tt_ir_broadcast_in_dim(b, mean, 2, DIMS(FR, FC), DIMS(0)));
+    tt_ir_value var = tt_ir_reduce(b, TT_REDUCE_ADD, tt_ir_binary(b, TT_OP_MULTIPLY, xc, xc), 1, DIMS(1));
+    tt_ir_value rs = tt_ir_unary(b, TT_OP_RSQRT, tt_ir_binary(b, TT_OP_ADD, var, kf(b, var, 1e-5)));
+    tt_ir_value y = tt_ir_binary(b, TT_OP_MULTIPLY, xc, tt_ir_broadcast_in_dim(b, rs, 2, DIMS(FR, FC), DIMS(0)));
+    y = tt_ir_binary(b, TT_OP_MULTIPLY, y, tt_ir_broadcast_in_dim(b, w, 2, DIMS(FR, FC), DIMS(1)));
+    tt_ir_builder_add_output(b, y);
+    tt_ir_builder_add_output(b, rs);
+}
+
+/* bf16 in, f32 math, bf16 ops that round per op, f16 and int8 results, a transposing broadcast, a reshape. */
+static void build_mixed(tt_ir_builder *b) {
+    tt_ir_value h = tt_ir_param(b, TT_BF16, 2, DIMS(FR, FC));
+    tt_ir_value w = tt_ir_param(b, TT_F32, 2, DIMS(FC, FR));
+    tt_ir_value hf = tt_ir_convert(b, h, TT_F32);
+    tt_ir_value wt = tt_ir_broadcast_in_dim(b, w, 2, DIMS(FR, FC), DIMS(1, 0)); /* a transpose */
+    tt_ir_value s = tt_ir_binary(b, TT_OP_ADD, hf, wt);
+    tt_ir_value sb = tt_ir_convert(b, s, TT_BF16);
+    tt_ir_value p2 = tt_ir_binary(b, TT_OP_MULTIPLY, sb, sb); /* rounds to bf16 */
+    tt_ir_value q = tt_ir_unary(b, TT_OP_EXP, tt_ir_binary(b, TT_OP_DIVIDE, p2, kf(b, p2, 7.0)));
+    tt_ir_value r = tt_ir_reshape(b, q, 2, DIMS(FC, FR));
+    tt_ir_value f16 = tt_ir_convert(b, r, TT_F16);
+    tt_ir_value i8 = tt_ir_convert(b, tt_ir_binary(b, TT_OP_MULTIPLY, s, kf(b, s, 3.0)), TT_I8);
+    tt_ir_value i8s = tt_ir_binary(b, TT_OP_ADD, i8, i8); /* wraps */
+    tt_ir_builder_add_output(b, f16);
+    tt_ir_builder_add_output(b, i8s);
+    tt_ir_builder_add_output(b, tt_ir_convert(b, i8s, TT_F32));
+}
+
+/* where(mask[FR,1] broadcast, x, -1e4), compare, clamp, a scalar parameter, a splat predicate. */
+static void build_select(tt_ir_builder *b) {
+    tt_ir_value m = tt_ir_param(b, TT_BOOL, 2, DIMS(FR, 1));
+    tt_ir_value x = tt_ir_param(b, TT_F32, 2, DIMS(FR, FC));
+    tt_ir_value sc = tt_ir_scalar_param(b, TT_F32);
+    tt_ir_value mb = tt_ir_broadcast_in_dim(b, tt_ir_reshape(b, m, 1, DIMS(FR)), 2, DIMS(FR, FC), DIMS(0));
+    tt_ir_value y = tt_ir_select(b, mb, x, kf(b, x, -1e4));
+    tt_ir_value gt = tt_ir_compare(b, TT_CMP_GT, y, tt_ir_broadcast_in_dim(b, sc, 2, DIMS(FR, FC), NULL));
+    tt_ir_value c = tt_ir_clamp(b, kf(b, x, -0.5), y, kf(b, x, 0.5));
+    tt_ir_value z = tt_ir_select(b, gt, c, tt_ir_unary(b, TT_OP_NEGATE, y));
+    tt_ir_value ps = tt_ir_compare(b, TT_CMP_LT, sc, tt_ir_constant_scalar(b, TT_F32, 0.0));
+    tt_ir_value w = tt_ir_select(b, tt_ir_broadcast_in_dim(b, ps, 2, DIMS(FR, FC), NULL), z, y);
+    tt_ir_value anyv = tt_ir_binary(b, TT_OP_AND, gt, tt_ir_unary(b, TT_OP_NOT, mb));
+    tt_ir_builder_add_output(b, w);
+    tt_ir_builder_add_output(b, anyv);
+    tt_ir_builder_add_output(b, tt_ir_convert(b, anyv, TT_I32));
+}
+
+static void test_fused_elementwise_groups_equal_the_unfused_interpreter_bit_for_bit(void) {
+    fx = malloc(FR * FC * sizeof *fx);
+    fw = malloc(FR * FC * sizeof *fw);
+    fh = malloc(FR * FC * sizeof *fh);
+    fm = malloc(FR);
+    if (!fx || !fw || !fh || !fm) goto out;
+    for (int i = 0; i < FR * FC; i++) {
+        fx[i] = (float)((i * 7919) % 2001 - 1000) / 250.0f;
+        fw[i] = (float)((i * 1049) % 997) / 500.0f - 1.0f;
+        fh[i] = tt_f32_to_bf16(fx[i] * 3.0f);
+    }
+    for (int i = 0; i < FR; i++) fm[i] = (uint8_t)(i % 3 != 0);
+    check_fused_equals_unfused(build_gelu, (const void *[]){fx}, 2);
+    check_fused_equals_unfused(build_layer_norm, (const void *[]){fx, fw}, 2);
+    check_fused_equals_unfused(build_mixed, (const void *[]){fh, fw}, 3);
+    double s = 0.25, neg = -1.0;
+    check_fused_equals_unfused(build_select, (const void *[]){fm, fx, &s}, 3);
+    check_fused_equals_unfused(build_select, (const void *[]){fm, fx, &neg}, 3);
+out:
+    free(fx);
+    free(fw);
+    free(fh);
+    free(fm);
+}
+
+/* Counts the planner's groups and the values it keeps in tiles. */
+static void plan_counts(build_fn build, int32_t *groups, int32_t *internal) {
+    tt_ir_builder *b = tt_ir_builder_create();
+    build(b);
+    tt_ir_program *p = NULL;
+    TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+    tt_ir_builder_destroy(b);
+    tt_host_fusion *f = NULL;
+    *groups = *internal = -1;
+    if (p) TT_CHECK_OK(tt_host_fuse_plan(p, &f));
+    if (f) {
+        *groups = tt_host_fuse_n_groups(f);
+        *internal = 0;
+        for (tt_ir_value v = 0; v < p->n_values; v++) *internal += tt_host_fuse_internal(f, v);
+    }
+    tt_host_fuse_free(f);
+    tt_ir_program_destroy(p);
+}
+
+static void test_the_planner_fuses_whole_chains_and_stops_at_reductions(void) {
+    int32_t g, in;
+    plan_counts(build_gelu, &g, &in);
+    TT_CHECK(g == 1 && in >= 8); /* one group; only the two outputs leave it */
+    plan_counts(build_layer_norm, &g, &in);
+    /* [sum/n] | [x-mean, square] | [var+eps, rsqrt] | [normalize, scale] */
+    TT_CHECK(g == 4 && in >= 4);
+    setenv("TORCHTPU_HOST_FUSE", "0", 1);
+    plan_counts(build_gelu, &g, &in);
+    unsetenv("TORCHTPU_HOST_FUSE");
+    TT_CHECK(g == 0 && in == 0);
+}
+
+/* A fused gelu against libm, so the fused path is also checked against an independent reference. */
+static void test_fused_gelu_matches_the_formula(void) {
+    enum { N = FR * FC };
+    fx = malloc(N * sizeof *fx);
+    float *r = malloc(N * sizeof *r), *t = malloc(N * sizeof *t);
+    if (!fx || !r || !t) goto out;
+    for (int i = 0; i < N; i++) fx[i] = (float)((i * 7919) % 2001 - 1000) / 250.0f;
+    tt_ir_builder *b = tt_ir_builder_create();
+    build_gelu(b);
+    TT_CHECK_OK(run(b, (const void *[]){fx}, (void *[]){r, t}));
+    for (int i = 0; i < N; i++) {
+        float x = fx[i], e = erff(x * 0.70710678f), want = (x * 0.5f) * (1.0f + e);
+        if (!same_f(r[i], want, 1e-6f)) {
+            fprintf(stderr, "  gelu[%d] x=%g: got %.9g want %.9g\n", i, x, r[i], want);
+            TT_CHECK(0);
+            break;
+        }
+    }
+out:
+    free(fx);
+    free(r);
+    free(t);
+}
+
 int main(void) {
     static const tt_test_case cases[] = {
         {"buffers round trip and count bytes per device", test_buffers_round_trip_and_count_bytes_per_device},
@@ -798,6 +981,11 @@ int main(void) {
         {"f64 ops compute in double", test_f64_ops_compute_in_double},
         {"one executable runs concurrently from several threads",
          test_one_executable_runs_concurrently_from_several_threads},
+        {"fused elementwise groups equal the unfused interpreter bit for bit",
+         test_fused_elementwise_groups_equal_the_unfused_interpreter_bit_for_bit},
+        {"fused gelu matches the formula", test_fused_gelu_matches_the_formula},
+        {"the planner fuses whole chains and stops at reductions",
+         test_the_planner_fuses_whole_chains_and_stops_at_reductions},
         {NULL, NULL},
     };
     int rc = tt_test_run(cases);

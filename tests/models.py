@@ -82,6 +82,11 @@ class _TinyGPT(nn.Module):
         self.blocks = nn.ModuleList(Block(dim, heads) for _ in range(layers))
         self.ln = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, vocab, bias=False)
+        self.tie_weights()
+
+    def tie_weights(self):
+        """Ties the head to the token embedding (again: Module.to() to a PrivateUse1 device unties them, as on XLA,
+        because PyTorch swaps in new Parameters when the tensor types are not shallow-copy compatible)."""
         self.head.weight = self.tok.weight
 
     def forward(self, idx, targets=None):

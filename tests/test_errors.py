@@ -103,10 +103,11 @@ def test_select_and_narrow_out_of_range_raise_like_cpu():
 
 
 @pytest.mark.parametrize("op", ["gather", "index_select", "tensor index", "embedding", "take"])
-def test_out_of_range_tensor_index_does_not_crash(op):
-    """Documented behaviour: index tensors are not bounds-checked on the device (as on TPU hardware, where the
-    check would cost a sync): an out-of-range index either raises IndexError/RuntimeError or reads an element of
-    the tensor (the host driver clamps). It never crashes or reads outside the storage."""
+@pytest.mark.parametrize("mode", ["debug", "strict"])
+def test_out_of_range_tensor_index_raises_index_error_like_cpu(op, mode):
+    """Index tensors are bounds-checked when the program runs: debug mode raises at the op, strict mode at the next
+    sync point, both as IndexError naming the op, as CPU raises IndexError."""
+    torchtpu.set_eager_mode(mode)
     x = torch.arange(5.0, device="tpu") + 1
     bad = torch.tensor([7, -9, 2], device="tpu")
     f = {
@@ -116,21 +117,28 @@ def test_out_of_range_tensor_index_does_not_crash(op):
         "embedding": lambda: torch.nn.functional.embedding(bad.abs(), x.reshape(5, 1)).flatten(),
         "take": lambda: torch.take(x, bad.abs()),
     }[op]
-    try:
-        r = f().cpu()
-    except (IndexError, RuntimeError):
-        return
-    assert r.numel() == 3
-    assert all(v in (1.0, 2.0, 3.0, 4.0, 5.0) for v in r.tolist()), r
+    with pytest.raises(IndexError, match="out of bounds"):
+        f().cpu()
 
 
-def test_scatter_with_an_out_of_range_index_does_not_crash():
-    try:
-        r = torch.zeros(3, device="tpu").scatter(0, torch.tensor([9], device="tpu"), torch.ones(1, device="tpu"))
-        r = r.cpu()
-    except (IndexError, RuntimeError):
-        return
-    assert r.shape == (3,)
+@pytest.mark.parametrize("mode", ["debug", "strict"])
+def test_scatter_and_index_put_with_an_out_of_range_index_raise_index_error(mode):
+    torchtpu.set_eager_mode(mode)
+    with pytest.raises(IndexError, match="out of bounds"):
+        torch.zeros(3, device="tpu").scatter(0, torch.tensor([9], device="tpu"), torch.ones(1, device="tpu")).cpu()
+    x = torch.zeros(3, device="tpu")
+    with pytest.raises(IndexError, match="index_put"):
+        x[torch.tensor([7])] = 1.0
+        x.cpu()
+
+
+def test_an_index_error_in_a_queued_op_names_the_op_and_is_raised_at_the_sync():
+    torchtpu.set_eager_mode("strict")
+    x = torch.arange(3.0, device="tpu")
+    y = x[torch.tensor([5], device="tpu")]  # queued: returns before the program has run
+    with pytest.raises(IndexError, match=r"aten::index\.Tensor: index 5 is out of bounds"):
+        torch.tpu.synchronize()
+    assert (x + 1).cpu().tolist() == [1.0, 2.0, 3.0]  # the error was collected; the device works on
 
 
 # ---- devices ----------------------------------------------------------------------------------------------------

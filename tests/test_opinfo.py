@@ -46,4 +46,5 @@ def test_opinfo(case):
         pytest.skip(f"not native: {r.missing or r.detail}")
     if r.status == "no_samples":
         pytest.skip(r.detail or "no samples")
-    pytest.fail(f"{r.status} (sample {r.failing_sample}): {r.detail}", pytrace=False)
+    pytest.fail(f"{r.status} (sample {r.failing_sample}): {r.detail}\nreproduce: OPINFO_OPS={case.name} "
+                f"OPINFO_DTYPES={case.dtype_name} python3 -m pytest tests/test_opinfo.py", pytrace=False)

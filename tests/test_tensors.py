@@ -323,8 +323,6 @@ def test_out_variant_of_the_wrong_size_is_resized():
     assert_same(out2, a * b)
 
 
-@pytest.mark.xfail(reason="shim run_native resizes a non-empty out= tensor of the wrong shape silently; CPU warns "
-                          "'An output with one or more elements was resized'", strict=True)
 def test_resizing_a_non_empty_out_warns_like_cpu():
     a = sample((3, 4), torch.float32)
     with pytest.warns(UserWarning, match="resized"):

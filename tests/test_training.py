@@ -22,6 +22,8 @@ def make_optimizer(name, params):
 def train(model, data, device, opt_name, loss_fn, steps=STEPS):
     """Trains a copy of model on device; returns the per-step losses and the trained model."""
     model = copy.deepcopy(model).to(device)
+    if hasattr(model, "tie_weights"):
+        model.tie_weights()
     opt = make_optimizer(opt_name, model.parameters())
     losses = []
     for step in range(steps):
@@ -151,3 +153,10 @@ def test_the_demo_tiny_gpt_runs_forward_like_cpu_when_present():
     want = want[0] if isinstance(want, tuple) else want
     got = got[0] if isinstance(got, tuple) else got
     torch.testing.assert_close(got.cpu(), want, rtol=1e-3, atol=1e-4)
+
+
+def test_module_to_tpu_keeps_tied_parameters_tied():
+    model = TinyGPT()
+    assert model.head.weight is model.tok.weight
+    model.to("tpu")
+    assert model.head.weight is model.tok.weight

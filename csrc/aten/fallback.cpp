@@ -592,12 +592,14 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack) {
     if (st == TT_OK) st = tt_ir_builder_status(b);
     if (st == TT_STATUS_UNSUPPORTED) return false;
     if (st != TT_OK) raise_status(st, "");
-    for (auto v : outs)
-        if (v == TT_IR_NONE) raise_status(tt_error(TT_STATUS_INTERNAL, "%s produced no result", plan.lowered.c_str()), "");
+    for (auto v : outs)  // functional ops may leave a result out (an undefined tensor, e.g. a masked-off gradient)
+        if (v == TT_IR_NONE && plan.kind != PlanKind::Functional)
+            raise_status(tt_error(TT_STATUS_INTERNAL, "%s produced no result", plan.lowered.c_str()), "");
 
     std::vector<at::Tensor> results;
     if (plan.kind == PlanKind::Functional) {
         for (auto v : outs) {
+            if (v == TT_IR_NONE) continue;
             const tt_ir_type* ty = tt_ir_type_of(b, v);
             results.push_back(empty_tpu(at::IntArrayRef(ty->dims, ty->rank), to_torch_dtype(ty->dtype), ob.device));
             tt_ir_builder_add_output(b, v);
@@ -614,6 +616,12 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack) {
             if (target.sizes() != rs) {
                 TORCH_CHECK(plan.kind == PlanKind::Out, "output with shape ", target.sizes(),
                             " doesn't match the broadcast shape ", shape_str(ty->dims, ty->rank));
+                if (target.numel() != 0)
+                    TORCH_WARN("An output with one or more elements was resized since it had shape ", target.sizes(),
+                               ", which does not match the required output shape ", rs,
+                               ". This behavior is deprecated, and in a future PyTorch release outputs will not be "
+                               "resized unless they have zero elements. You can explicitly reuse an out tensor t by "
+                               "resizing it, inplace, to zero elements with t.resize_(0).");
                 target.resize_(rs);
             }
             tt_ir_builder_add_output(b, tt_ir_convert(b, outs[k], tdt));
@@ -625,10 +633,10 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack) {
     if (any) launch(ob, results, plan.key.c_str());
 
     torch::jit::drop(*stack, n_args);
-    if (plan.kind == PlanKind::Functional) {
-        for (auto& r : results) stack->emplace_back(r);
-    } else {
-        for (auto& r : results) stack->emplace_back(r);
+    size_t next = 0;
+    for (size_t k = 0; k < outs.size(); k++) {
+        if (plan.kind == PlanKind::Functional && outs[k] == TT_IR_NONE) stack->emplace_back(at::Tensor());
+        else stack->emplace_back(results[next++]);
     }
     return true;
 }

@@ -177,11 +177,13 @@ typedef union tt_ir_attrs {
     struct {
         tt_ir_dims offset_dims, collapsed_slice_dims, start_index_map, slice_sizes;
         int64_t index_vector_dim;
+        bool check_bounds; /* out-of-range start indices are TT_STATUS_INDEX errors, not clamped (PyTorch) */
     } gather;
     struct {
         tt_ir_dims update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims;
         int64_t index_vector_dim;
         tt_ir_reduce_kind kind; /* NONE = replace (last write wins; order unspecified) */
+        bool check_bounds;      /* out-of-range indices are TT_STATUS_INDEX errors, not dropped (PyTorch) */
     } scatter;
     struct { tt_ir_reduce_kind kind; tt_ir_dims dims; } reduce;
     struct { int64_t dim; bool is_min; } arg_reduce;

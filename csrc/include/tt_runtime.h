@@ -74,8 +74,8 @@ typedef struct tt_rt_arg {
 /* ---- execution ---- */
 /* Runs program on device: args[i] feeds parameter i; results[j] receives output j (strided views; they may alias
  * args). Takes the executable from the cache or compiles it. DEBUG: runs now, returns its status. STRICT:
- * retains program and storages, queues, returns TT_OK; a failure is reported at the next sync naming op_name.
- * op_name is borrowed for the call only. */
+ * retains the storages (the cache entry keeps the program's structure), queues, returns TT_OK; a failure is
+ * reported at the next sync naming op_name. program and op_name are borrowed for the call only. */
 tt_status tt_rt_launch(int device, tt_ir_program *program, const tt_rt_arg *args, int32_t n_args,
                        const tt_rt_tensor *results, int32_t n_results, const char *op_name);
 /* Waits for everything queued on device (-1: all devices). Returns the first error of a queued launch since the
@@ -101,16 +101,21 @@ void tt_rt_rng_get_state(int device, uint64_t *seed, uint64_t *offset);
 void tt_rt_rng_set_state(int device, uint64_t seed, uint64_t offset);
 
 /* ---- memory ---- */
+/* Storages come from a caching allocator: a released storage's buffer is kept for reuse by a later storage of
+ * a fitting size (its old bytes stay: like torch.empty). TORCHTPU_MEMORY_CACHE_BYTES caps the bytes a device's
+ * cache holds (default 1 GiB; 0 turns caching off). The driver's limit counts reserved bytes; an allocation over
+ * it empties the device's cache and tries once more before failing. */
 typedef struct tt_rt_memory_stats {
-    size_t allocated;      /* bytes in live storages */
+    size_t allocated;      /* bytes of the buffers of live storages (a reused buffer may exceed the request) */
     size_t peak_allocated; /* since start or reset_peak */
-    size_t reserved;       /* bytes held from the driver (equal to allocated: no caching yet) */
+    size_t reserved;       /* bytes held from the driver: allocated + cached */
     size_t limit;          /* 0 = none */
-    int64_t n_allocs;
+    int64_t n_allocs;      /* storages created (cache hits included) */
+    size_t peak_reserved;  /* since start or reset_peak */
 } tt_rt_memory_stats;
 tt_status tt_rt_memory_stats_get(int device, tt_rt_memory_stats *out);
-void tt_rt_memory_reset_peak(int device);
-void tt_rt_empty_cache(int device);
+void tt_rt_memory_reset_peak(int device);  /* both peaks restart from the current values */
+void tt_rt_empty_cache(int device);        /* -1: every device. Waits for queued work, then frees cached buffers */
 
 /* ---- compile cache ---- */
 void tt_rt_cache_clear(void);

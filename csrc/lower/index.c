@@ -71,6 +71,7 @@ static tt_ir_value point_gather(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value co
     a.gather.slice_sizes.n = r;
     for (int32_t i = 0; i < r; i++) a.gather.slice_sizes.v[i] = 1;
     a.gather.index_vector_dim = r;
+    a.gather.check_bounds = true;
     return tt_ir_gather(ctx->b, x, coords, &a);
 }
 
@@ -82,6 +83,7 @@ static tt_ir_value point_scatter(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value c
     dims_iota(&a.scatter.scatter_dims_to_operand_dims, r);
     a.scatter.index_vector_dim = r;
     a.scatter.kind = kind;
+    a.scatter.check_bounds = true;
     return tt_ir_scatter(ctx->b, x, coords, upd, &a);
 }
 
@@ -171,6 +173,7 @@ static tt_ir_value adv_gather(tt_lower_ctx *ctx, const adv_plan *pl, tt_ir_value
     a.gather.slice_sizes.n = pl->r;
     memcpy(a.gather.slice_sizes.v, pl->slice_sizes, sizeof(int64_t) * (size_t)pl->r);
     a.gather.index_vector_dim = pl->rb;
+    a.gather.check_bounds = true;
     return tt_ir_gather(ctx->b, x, pl->indices, &a);
 }
 
@@ -189,6 +192,7 @@ static tt_ir_value adv_scatter(tt_lower_ctx *ctx, const adv_plan *pl, tt_ir_valu
     }
     a.scatter.index_vector_dim = pl->rb;
     a.scatter.kind = kind;
+    a.scatter.check_bounds = true;
     return tt_ir_scatter(ctx->b, x, pl->indices, upd, &a);
 }
 

@@ -22,6 +22,7 @@ struct tt_rt_cache_entry {
     tt_ir_program *program;  /* one reference: the structure the key stands for */
     tt_executable *exe;
     _Atomic int64_t refs;
+    _Atomic int64_t cost_ns; /* measured by the stream worker; -1 = not yet */
 };
 
 static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -49,6 +50,17 @@ void tt_rt_cache_entry_release(tt_rt_cache_entry *e) {
 }
 
 tt_executable *tt_rt_cache_entry_exe(const tt_rt_cache_entry *e) { return e->exe; }
+
+int64_t tt_rt_cache_entry_cost(const tt_rt_cache_entry *e) {
+    return atomic_load_explicit(&e->cost_ns, memory_order_relaxed);
+}
+
+/* A moving average weighting the newest run 1/4: steady after a few runs, and one slow run (a cold cache, a
+ * preempted worker) moves it only so far. */
+void tt_rt_cache_entry_note_cost(tt_rt_cache_entry *e, int64_t ns) {
+    int64_t old = atomic_load_explicit(&e->cost_ns, memory_order_relaxed);
+    atomic_store_explicit(&e->cost_ns, old < 0 ? ns : old + (ns - old) / 4, memory_order_relaxed);
+}
 
 /* Caller holds cache_mu. Returns the matching entry or NULL. */
 static tt_rt_cache_entry *find_locked(uint64_t key, const char *dname, const tt_ir_program *p) {
@@ -116,6 +128,7 @@ tt_status tt_rt_cache_acquire(tt_ir_program *program, tt_rt_cache_entry **out) {
     tt_ir_program_retain(program);
     ne->program = program;
     atomic_init(&ne->refs, 2); /* the table's and the caller's */
+    atomic_init(&ne->cost_ns, -1);
 
     pthread_mutex_lock(&cache_mu);
     e = find_locked(key, dname, program);

@@ -2,7 +2,8 @@
  *
  * A launch checks its arguments against the program (a few compares per dimension: views the driver will read
  * in place must lie inside their storages), takes the executable from the compile cache, then either runs it on
- * the calling thread (DEBUG) or packs everything into one malloc'd work item and queues it (STRICT). */
+ * the calling thread (DEBUG) or fills the next slot of the device's work ring in place (STRICT: no lock, no
+ * allocation for ops of up to TT_RT_WORK_INLINE tensors). */
 #include "rt_internal.h"
 
 #include <stdio.h>
@@ -104,8 +105,6 @@ static inline void arg_to_exec(tt_exec_arg *e, const tt_rt_arg *a) {
     }
 }
 
-static size_t round16(size_t n) { return (n + 15) & ~(size_t)15; }
-
 static tt_status launch_debug(int device, tt_rt_cache_entry *entry, const tt_rt_arg *args, int32_t n_args,
                               const tt_rt_tensor *results, int32_t n_results, const char *op) {
     tt_exec_arg stack[TT_RT_STACK_ARGS];
@@ -125,31 +124,45 @@ static tt_status launch_debug(int device, tt_rt_cache_entry *entry, const tt_rt_
     return st == TT_OK ? TT_OK : prefixed(st, op);
 }
 
-static tt_status launch_strict(int device, tt_ir_program *program, tt_rt_cache_entry *entry, const tt_rt_arg *args,
-                               int32_t n_args, const tt_rt_tensor *results, int32_t n_results, const char *op) {
+/* Fills the next slot of the device's ring in place: no heap unless the op has more than TT_RT_WORK_INLINE
+ * tensors or a name longer than the slot holds. The program itself is not kept: the cache entry holds the
+ * structure and the executable the worker needs. */
+static tt_status launch_strict(int device, tt_rt_cache_entry *entry, const tt_rt_arg *args, int32_t n_args,
+                               const tt_rt_tensor *results, int32_t n_results, const char *op) {
+    tt_rt_stream *s = &tt_rt_g.streams[device];
+    uint64_t ticket;
+    tt_rt_work *w = tt_rt_stream_reserve(s, &ticket);
+    if (!w) {
+        tt_rt_cache_entry_release(entry);
+        return prefixed(TT_STATUS_INTERNAL, op);
+    }
     size_t name_len = strlen(op) + 1;
     size_t n = (size_t)n_args + (size_t)n_results;
-    size_t off_exec = round16(sizeof(tt_rt_work));
-    size_t off_storages = off_exec + n * sizeof(tt_exec_arg);
-    size_t off_name = off_storages + n * sizeof(tt_rt_storage *);
-    uint8_t *block = malloc(off_name + name_len);
-    if (!block) {
+    size_t heap_exec = n > TT_RT_WORK_INLINE ? n * (sizeof(tt_exec_arg) + sizeof(tt_rt_storage *)) : 0;
+    size_t heap_size = heap_exec + (name_len > TT_RT_WORK_NAME ? name_len : 0);
+    w->heap = heap_size ? malloc(heap_size) : NULL;
+    if (heap_size && !w->heap) {
+        w->kind = TT_RT_WORK_NOP;
+        w->n_storages = 0;
+        w->entry = NULL;
+        tt_rt_stream_publish(s, w, ticket, 0);
         tt_rt_cache_entry_release(entry);
         return tt_error(TT_STATUS_OUT_OF_MEMORY, "%s: out of host memory to queue the op", op);
     }
-    tt_rt_work *w = (tt_rt_work *)(void *)block;
-    memset(w, 0, sizeof *w);
     w->kind = TT_RT_WORK_LAUNCH;
     w->device = device;
     w->n_args = n_args;
     w->n_results = n_results;
     w->entry = entry;
-    tt_ir_program_retain(program);
-    w->program = program;
-    w->args = (tt_exec_arg *)(void *)(block + off_exec);
+    if (heap_exec) {
+        w->args = w->heap;
+        w->storages = (tt_rt_storage **)(void *)((unsigned char *)w->heap + n * sizeof(tt_exec_arg));
+    } else {
+        w->args = w->inline_.exec;
+        w->storages = w->inline_storages;
+    }
     w->results = w->args + n_args;
-    w->storages = (tt_rt_storage **)(void *)(block + off_storages);
-    char *name = (char *)(block + off_name);
+    char *name = name_len > TT_RT_WORK_NAME ? (char *)w->heap + heap_exec : w->inline_name;
     memcpy(name, op, name_len);
     w->op_name = name;
     int32_t ns = 0;
@@ -166,7 +179,8 @@ static tt_status launch_strict(int device, tt_ir_program *program, tt_rt_cache_e
         w->storages[ns++] = results[j].storage;
     }
     w->n_storages = ns;
-    return tt_rt_stream_enqueue(&tt_rt_g.streams[device], w);
+    tt_rt_stream_publish(s, w, ticket, tt_rt_cache_entry_cost(entry));
+    return TT_OK;
 }
 
 tt_status tt_rt_launch(int device, tt_ir_program *program, const tt_rt_arg *args, int32_t n_args,
@@ -180,7 +194,7 @@ tt_status tt_rt_launch(int device, tt_ir_program *program, const tt_rt_arg *args
     int mode = atomic_load_explicit(&tt_rt_g.mode, memory_order_relaxed);
     atomic_fetch_add_explicit(&tt_rt_g.ops[mode], 1, memory_order_relaxed);
     if (mode == TT_EAGER_DEBUG) return launch_debug(device, entry, args, n_args, results, n_results, op);
-    return launch_strict(device, program, entry, args, n_args, results, n_results, op);
+    return launch_strict(device, entry, args, n_args, results, n_results, op);
 }
 
 /* ---- sync points ---- */
@@ -245,27 +259,34 @@ tt_status tt_rt_write(tt_rt_storage *dst, size_t offset, const void *src, size_t
         tt_driver *drv = tt_rt_g.driver;
         return drv->iface.write(drv->ctx, dst->buffer, offset, src, nbytes);
     }
-    /* STRICT: the caller may reuse its bytes at once, so the item carries a private copy. */
-    size_t off_storage = round16(sizeof(tt_rt_work));
-    size_t off_data = round16(off_storage + sizeof(tt_rt_storage *));
-    if (nbytes > SIZE_MAX - off_data) return tt_error(TT_STATUS_OUT_OF_MEMORY, "write to device: %zu bytes", nbytes);
-    uint8_t *block = malloc(off_data + nbytes);
-    if (!block) return tt_error(TT_STATUS_OUT_OF_MEMORY, "write to device: out of host memory to stage %zu bytes",
-                                nbytes);
-    tt_rt_work *w = (tt_rt_work *)(void *)block;
-    memset(w, 0, sizeof *w);
+    /* STRICT: the caller may reuse its bytes at once, so the item carries a private copy (in the slot when
+     * small: scalars and small tensors need no heap). */
+    tt_rt_stream *s = &tt_rt_g.streams[dst->device];
+    uint64_t ticket;
+    tt_rt_work *w = tt_rt_stream_reserve(s, &ticket);
+    if (!w) return prefixed(TT_STATUS_INTERNAL, "write to device");
+    w->entry = NULL;
+    w->heap = nbytes > sizeof w->inline_.bytes ? malloc(nbytes) : NULL;
+    if (nbytes > sizeof w->inline_.bytes && !w->heap) {
+        w->kind = TT_RT_WORK_NOP;
+        w->n_storages = 0;
+        tt_rt_stream_publish(s, w, ticket, 0);
+        return tt_error(TT_STATUS_OUT_OF_MEMORY, "write to device: out of host memory to stage %zu bytes", nbytes);
+    }
+    void *data = w->heap ? w->heap : (void *)w->inline_.bytes;
+    memcpy(data, src, nbytes);
     w->kind = TT_RT_WORK_WRITE;
     w->device = dst->device;
-    w->storages = (tt_rt_storage **)(void *)(block + off_storage);
+    w->storages = w->inline_storages;
     tt_rt_storage_retain(dst);
     w->storages[0] = dst;
     w->n_storages = 1;
     w->op_name = "write to device";
     w->offset = offset;
     w->nbytes = nbytes;
-    memcpy(block + off_data, src, nbytes);
-    w->data = block + off_data;
-    return tt_rt_stream_enqueue(&tt_rt_g.streams[dst->device], w);
+    w->data = data;
+    tt_rt_stream_publish(s, w, ticket, (int64_t)(nbytes / 4)); /* a rough copy rate: 4 bytes per ns */
+    return TT_OK;
 }
 
 /* Synchronous: waits for both devices' queues (taking their errors), then copies. Simple and correct; a queued

@@ -9,16 +9,18 @@
 #include <stdatomic.h>
 
 #define TT_RT_MAX_DEVICES 64
-#define TT_RT_QUEUE_CAP 4096 /* work items per stream; the producer waits when full, so memory stays bounded */
+#define TT_RT_QUEUE_CAP 1024 /* work slots per stream (a power of two); the producer waits when all are taken */
 #define TT_RT_MSG_SIZE 1024  /* same as the thread-local error buffer */
 
 struct tt_rt_storage {
     _Atomic int64_t refcount;
     int device;
-    size_t nbytes;
-    tt_buffer *buffer; /* owned; freed through the driver at refcount zero */
+    size_t nbytes;       /* what the caller asked for (views are checked against it) */
+    size_t capacity;     /* the buffer's size: >= nbytes when a cached buffer of the same size class was reused */
+    tt_buffer *buffer;   /* owned; at refcount zero it goes back to the device's cache (or to the driver) */
     void *address;
     uint32_t generation; /* tt_rt_g.generation at creation */
+    struct tt_rt_storage *next_free; /* link in a cache free list (refcount 0) */
 };
 
 /* ---- compile cache (cache.c) ---- */
@@ -28,62 +30,95 @@ typedef struct tt_rt_cache_entry tt_rt_cache_entry;
 tt_status tt_rt_cache_acquire(tt_ir_program *program, tt_rt_cache_entry **out);
 tt_executable *tt_rt_cache_entry_exe(const tt_rt_cache_entry *e);
 void tt_rt_cache_entry_release(tt_rt_cache_entry *e);
+/* Measured run time of the executable (a moving average, nanoseconds); -1 until it has run in a stream. */
+int64_t tt_rt_cache_entry_cost(const tt_rt_cache_entry *e);
+void tt_rt_cache_entry_note_cost(tt_rt_cache_entry *e, int64_t ns);
 void tt_rt_cache_fini(void); /* drops every entry and the table (shutdown) */
 
 /* ---- streams (stream.c) ---- */
-typedef enum tt_rt_work_kind { TT_RT_WORK_LAUNCH = 0, TT_RT_WORK_WRITE } tt_rt_work_kind;
+typedef enum tt_rt_work_kind { TT_RT_WORK_NOP = 0, TT_RT_WORK_LAUNCH, TT_RT_WORK_WRITE } tt_rt_work_kind;
 
-/* One queued item. A single malloc'd block holds the item and its trailing arrays (args, results, storages, the
- * op name, or the bytes of a write). Every storage it names is retained until the item is done. */
+#define TT_RT_WORK_INLINE 8   /* args + results a slot holds without a heap block */
+#define TT_RT_WORK_NAME 64    /* op-name bytes (with the NUL) a slot holds without a heap block */
+
+/* One slot of a stream's ring, filled in place by the producer and run in place by the worker, so a launch
+ * allocates nothing unless it has more than TT_RT_WORK_INLINE tensors, a long name, or is a large write (then
+ * one heap block, `heap`). Every storage it names is retained until the item is done. */
 typedef struct tt_rt_work {
-    struct tt_rt_work *next;
+    _Atomic uint64_t seq; /* ring protocol: == ticket when free for that ticket, ticket + 1 once published */
     tt_rt_work_kind kind;
     int device;
     int32_t n_args, n_results, n_storages;
     tt_rt_cache_entry *entry;  /* LAUNCH: one reference */
-    tt_ir_program *program;    /* LAUNCH: one reference */
-    tt_exec_arg *args;         /* LAUNCH: into the block */
-    tt_exec_arg *results;      /* LAUNCH: into the block */
-    tt_rt_storage **storages;  /* retained, into the block */
-    const char *op_name;       /* into the block */
+    tt_exec_arg *args;         /* LAUNCH: into inline.exec or heap */
+    tt_exec_arg *results;      /* LAUNCH: args + n_args */
+    tt_rt_storage **storages;  /* retained; into inline_storages or heap */
+    const char *op_name;       /* into inline_name or heap */
     size_t offset, nbytes;     /* WRITE: into storages[0] */
-    const void *data;          /* WRITE: into the block */
+    const void *data;          /* WRITE: into inline.bytes or heap */
+    void *heap;                /* owned, may be NULL */
+    union {
+        tt_exec_arg exec[TT_RT_WORK_INLINE];
+        unsigned char bytes[TT_RT_WORK_INLINE * sizeof(tt_exec_arg)];
+    } inline_;
+    tt_rt_storage *inline_storages[TT_RT_WORK_INLINE];
+    char inline_name[TT_RT_WORK_NAME];
 } tt_rt_work;
 
+/* A multi-producer single-consumer ring: producers claim tickets with a compare-and-swap on enq, fill the slot,
+ * publish it by its seq; the worker runs tickets in order. The mutex and condition variables are only for
+ * sleeping (an idle worker, a producer facing a full ring, a sync waiting for the worker). */
 typedef struct tt_rt_stream {
+    _Atomic(tt_rt_work *) ring; /* TT_RT_QUEUE_CAP slots, made (and the worker started) on first use */
+    _Atomic uint64_t enq;       /* next ticket to claim */
+    _Atomic uint64_t deq;       /* tickets below it are done (run, references released) */
+    _Atomic int sleeping;       /* the worker waits on cv_work: a producer must signal */
+    _Atomic int space_waiters;  /* producers waiting on cv_space */
+    _Atomic int idle_waiters;   /* syncs waiting on cv_idle */
+    _Atomic uint64_t wake_at;   /* the lowest deq a sync waits for (UINT64_MAX: none) */
+    _Atomic int error;          /* tt_status of the first failure since the last sync; later items are skipped */
+    _Atomic int64_t deferred_ns; /* estimated work published while the worker sleeps and nobody woke it */
     pthread_mutex_t mu;
-    pthread_cond_t cv_work;  /* worker waits for items */
-    pthread_cond_t cv_space; /* producers wait for room */
-    pthread_cond_t cv_idle;  /* syncs wait for empty and idle */
-    tt_rt_work *head, *tail;
-    int32_t count;
-    _Atomic int32_t n_queued; /* count, readable without the lock (the worker's spin) */
-    bool busy;     /* the worker is running an item it has already popped */
-    bool sleeping; /* the worker waits on cv_work: a producer must signal */
+    pthread_cond_t cv_work, cv_space, cv_idle;
     bool stop;
     bool started;
     pthread_t thread;
     int device;
-    tt_status error; /* first failure since the last sync; later items are skipped while set */
-    char error_msg[TT_RT_MSG_SIZE];
+    char error_msg[TT_RT_MSG_SIZE]; /* under mu */
 } tt_rt_stream;
 
 tt_status tt_rt_stream_init(tt_rt_stream *s, int device);
-void tt_rt_stream_fini(tt_rt_stream *s); /* drains, joins the worker, destroys the primitives */
-/* Queues w (takes ownership, also on failure). Starts the worker on first use. */
-tt_status tt_rt_stream_enqueue(tt_rt_stream *s, tt_rt_work *w);
+void tt_rt_stream_fini(tt_rt_stream *s); /* drains, joins the worker, frees the ring, destroys the primitives */
+/* Claims the next slot (waits while the ring is full; starts the worker on first use). The caller fills it (all
+ * fields but seq; kind NOP if it gives up) and must then publish it, even on failure: the worker runs slots in
+ * ticket order. NULL (error set) only when the ring or the worker cannot be created. */
+tt_rt_work *tt_rt_stream_reserve(tt_rt_stream *s, uint64_t *ticket);
+/* cost_ns: the item's estimated run time (-1: unknown). A sleeping worker is woken only once the work waiting
+ * for it is worth a wake-up (see stream.c); syncs always wake it. */
+void tt_rt_stream_publish(tt_rt_stream *s, tt_rt_work *w, uint64_t ticket, int64_t cost_ns);
+/* Waits until every item claimed before the call is done. */
 void tt_rt_stream_wait_idle(tt_rt_stream *s);
 /* Takes the recorded error (status + message) and clears it; TT_OK when none. */
 tt_status tt_rt_stream_take_error(tt_rt_stream *s, char *msg, size_t msg_size);
 /* Runs one item (on whichever thread); on failure the message is "<op>: <driver message>" in msg. */
 tt_status tt_rt_work_run(const tt_rt_work *w, char *msg, size_t msg_size);
-void tt_rt_work_free(tt_rt_work *w); /* releases everything it holds, then the block */
+void tt_rt_work_clear(tt_rt_work *w); /* releases everything the item holds and frees its heap block */
 
 /* ---- global state (runtime.c) ---- */
+/* Size classes of the caching allocator: 4 per power of two (so a reused buffer wastes under half of the
+ * request), sizes below 16 bytes in 4-byte steps. 4 + 60 * 4 classes cover every size_t. */
+#define TT_RT_N_CLASSES 244
+
 typedef struct tt_rt_device_mem {
-    _Atomic size_t allocated;
+    _Atomic size_t allocated; /* capacity of live storages */
     _Atomic size_t peak;
+    _Atomic size_t reserved;  /* held from the driver: allocated + cached */
+    _Atomic size_t peak_reserved;
     _Atomic int64_t n_allocs;
+    /* The cache: storage records (refcount 0) that still own their buffer, by size class of capacity. */
+    pthread_mutex_t mu;
+    bool mu_ready;
+    tt_rt_storage *free_lists[TT_RT_N_CLASSES];
 } tt_rt_device_mem;
 
 typedef struct tt_rt_state {
@@ -91,6 +126,7 @@ typedef struct tt_rt_state {
     tt_driver *driver; /* owned */
     int n_devices;
     size_t memory_limit;
+    size_t cache_max; /* bytes a device's cache may hold (TORCHTPU_MEMORY_CACHE_BYTES); 0 = no caching */
     _Atomic int mode;
     _Atomic uint32_t generation; /* bumped by each shutdown */
     tt_rt_stream streams[TT_RT_MAX_DEVICES];
@@ -111,6 +147,7 @@ static inline tt_status tt_rt_ensure(void) {
 static inline bool tt_rt_device_valid(int device) { return device >= 0 && device < tt_rt_g.n_devices; }
 
 void tt_rt_rng_reset(void); /* rng.c: default seed, offset 0, every device */
-void tt_rt_memory_reset_all(void);  /* storage.c: zero every counter (init) */
+tt_status tt_rt_memory_init(int n_devices); /* storage.c: zero every counter, create the cache locks (start) */
+void tt_rt_memory_fini(void);               /* storage.c: free every cached buffer, drop the locks (shutdown) */
 
 #endif /* TT_RT_INTERNAL_H */

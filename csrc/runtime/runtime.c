@@ -47,6 +47,17 @@ static tt_status read_mode(tt_rt_eager_mode *mode) {
     return TT_OK;
 }
 
+/* TORCHTPU_MEMORY_CACHE_BYTES: the most bytes a device's allocator cache holds (0 = no caching). */
+static tt_status read_cache_max(void) {
+    unsigned long long v = 1ull << 30;
+    const char *s = env_nonempty("TORCHTPU_MEMORY_CACHE_BYTES");
+    if (s && (!parse_u64(s, &v) || v > SIZE_MAX))
+        return tt_error(TT_STATUS_INVALID_ARGUMENT,
+                        "TORCHTPU_MEMORY_CACHE_BYTES='%s' must be a number of bytes per device (0 = no caching)", s);
+    tt_rt_g.cache_max = (size_t)v;
+    return TT_OK;
+}
+
 /* Counters, streams and state for a driver that is already in tt_rt_g.driver. Caller holds tt_rt_init_mu. */
 static tt_status start_locked(tt_rt_eager_mode mode) {
     tt_rt_state *g = &tt_rt_g;
@@ -67,8 +78,15 @@ static tt_status start_locked(tt_rt_eager_mode mode) {
             return st;
         }
     }
+    tt_status mst = tt_rt_memory_init(n);
+    if (mst != TT_OK) {
+        for (int e = 0; e < n; e++) tt_rt_stream_fini(&g->streams[e]);
+        tt_driver_destroy(g->driver);
+        g->driver = NULL;
+        g->n_devices = 0;
+        return mst;
+    }
     atomic_store(&g->mode, (int)mode);
-    tt_rt_memory_reset_all();
     tt_rt_rng_reset();
     tt_rt_metrics_reset();
     atomic_store_explicit(&g->ready, true, memory_order_release);
@@ -96,6 +114,7 @@ tt_status tt_rt_init(void) {
     }
     tt_rt_eager_mode mode;
     if ((st = read_mode(&mode)) != TT_OK) goto out;
+    if ((st = read_cache_max()) != TT_OK) goto out;
     /* The driver sits behind a tt_driver pointer so that a pjrt driver slots in here later. */
     v = env_nonempty("TORCHTPU_DRIVER");
     if (v && strcmp(v, "host") != 0) {
@@ -123,7 +142,7 @@ tt_status tt_rt_init_with_driver(tt_driver *driver) {
     if (atomic_load_explicit(&tt_rt_g.ready, memory_order_acquire)) {
         tt_driver_destroy(driver);
         st = tt_error(TT_STATUS_INVALID_ARGUMENT, "tt_rt_init_with_driver: the runtime is already running");
-    } else if ((st = read_mode(&mode)) != TT_OK) {
+    } else if ((st = read_mode(&mode)) != TT_OK || (st = read_cache_max()) != TT_OK) {
         tt_driver_destroy(driver);
     } else {
         tt_rt_g.driver = driver;
@@ -143,6 +162,7 @@ void tt_rt_shutdown(void) {
         tt_rt_cache_fini();
         atomic_store_explicit(&g->ready, false, memory_order_release);
         atomic_fetch_add(&g->generation, 1);
+        tt_rt_memory_fini(); /* cached buffers go back to the driver before it goes */
         tt_driver_destroy(g->driver);
         g->driver = NULL;
         g->n_devices = 0;

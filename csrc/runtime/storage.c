@@ -1,20 +1,134 @@
-/* storage.c — reference-counted device buffers and the per-device memory statistics.
+/* storage.c — reference-counted device buffers, the caching allocator, per-device memory statistics.
  *
  * A storage is released from any thread: the shim's deleter on the Python thread, or the stream worker dropping
- * the last reference a queued launch held. Counters are atomics so no lock is taken on these paths. */
+ * the last reference a queued launch held. At refcount zero the record and its buffer go to the device's cache
+ * (free lists by size class, one mutex per device) instead of back to the driver, so a loop that allocates the
+ * same shapes again and again costs no driver allocation after the first round. Like PyTorch's CUDA caching
+ * allocator in spirit, much simpler: no splitting or merging of blocks, a reused buffer may be up to 1.5x the
+ * request. The driver's memory limit sees reserved bytes (live + cached); an allocation that fails with
+ * OUT_OF_MEMORY while the cache holds buffers empties the cache and tries once more.
+ *
+ * Counters are atomics so reading stats takes no lock. */
 #include "rt_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void mem_add(int device, size_t nbytes) {
-    tt_rt_device_mem *m = &tt_rt_g.mem[device];
-    size_t now = atomic_fetch_add(&m->allocated, nbytes) + nbytes;
-    size_t peak = atomic_load(&m->peak);
-    while (now > peak && !atomic_compare_exchange_weak(&m->peak, &peak, now)) {
+#define TT_RT_CLASS_SCAN 8 /* entries of a free list searched for a buffer that fits before looking one class up */
+
+/* Size class of a capacity: the largest class boundary <= n. */
+static int size_class(size_t n) {
+    if (n < 16) return (int)(n >> 2);
+    int e = 63 - __builtin_clzll((unsigned long long)n); /* >= 4 */
+    return 4 + (e - 4) * 4 + (int)((n >> (e - 2)) & 3);
+}
+
+static void max_update(_Atomic size_t *peak, size_t now) {
+    size_t p = atomic_load(peak);
+    while (now > p && !atomic_compare_exchange_weak(peak, &p, now)) {
     }
-    atomic_fetch_add(&m->n_allocs, 1);
+}
+
+static void mem_add(int device, size_t capacity) {
+    tt_rt_device_mem *m = &tt_rt_g.mem[device];
+    max_update(&m->peak, atomic_fetch_add(&m->allocated, capacity) + capacity);
+    atomic_fetch_add_explicit(&m->n_allocs, 1, memory_order_relaxed);
+}
+
+/* Gives a record's buffer back to the driver and frees the record (its bytes were already taken off allocated). */
+static void buffer_return(tt_rt_storage *s) {
+    tt_driver *drv = tt_rt_g.driver;
+    drv->iface.buffer_free(drv->ctx, s->buffer);
+    atomic_fetch_sub(&tt_rt_g.mem[s->device].reserved, s->capacity);
+    free(s);
+}
+
+/* A cached record whose buffer fits nbytes, or NULL. Same class first (where equal sizes live: the common case),
+ * then the head of the class above (every buffer there is larger than nbytes). */
+static tt_rt_storage *cache_take(int device, size_t nbytes) {
+    tt_rt_device_mem *m = &tt_rt_g.mem[device];
+    int c = size_class(nbytes);
+    tt_rt_storage *s = NULL;
+    pthread_mutex_lock(&m->mu);
+    tt_rt_storage **link = &m->free_lists[c];
+    for (int i = 0; *link && i < TT_RT_CLASS_SCAN; i++, link = &(*link)->next_free) {
+        if ((*link)->capacity >= nbytes) {
+            s = *link;
+            *link = s->next_free;
+            break;
+        }
+    }
+    if (!s && c + 1 < TT_RT_N_CLASSES && (s = m->free_lists[c + 1]) != NULL) m->free_lists[c + 1] = s->next_free;
+    pthread_mutex_unlock(&m->mu);
+    return s;
+}
+
+/* Detaches a device's whole cache (under its lock); the caller frees the list outside it. */
+static tt_rt_storage *cache_detach(int device) {
+    tt_rt_device_mem *m = &tt_rt_g.mem[device];
+    tt_rt_storage *list = NULL;
+    if (!m->mu_ready) return NULL;
+    pthread_mutex_lock(&m->mu);
+    for (int c = 0; c < TT_RT_N_CLASSES; c++) {
+        while (m->free_lists[c]) {
+            tt_rt_storage *s = m->free_lists[c];
+            m->free_lists[c] = s->next_free;
+            s->next_free = list;
+            list = s;
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+    return list;
+}
+
+/* Frees every cached buffer of device; returns how many bytes went back to the driver. */
+static size_t cache_flush(int device) {
+    size_t freed = 0;
+    tt_rt_storage *s = cache_detach(device);
+    while (s) {
+        tt_rt_storage *next = s->next_free;
+        freed += s->capacity;
+        buffer_return(s);
+        s = next;
+    }
+    return freed;
+}
+
+static size_t cached_bytes(int device) {
+    tt_rt_device_mem *m = &tt_rt_g.mem[device];
+    size_t r = atomic_load(&m->reserved), a = atomic_load(&m->allocated);
+    return r > a ? r - a : 0; /* the two loads are not one snapshot */
+}
+
+/* A fresh record and buffer from the driver; on OUT_OF_MEMORY with a non-empty cache, empties it and retries. */
+static tt_status storage_alloc(int device, size_t nbytes, tt_rt_storage **out) {
+    tt_rt_storage *s = calloc(1, sizeof *s);
+    if (!s) return tt_error(TT_STATUS_OUT_OF_MEMORY, "out of host memory for a storage record");
+    tt_driver *drv = tt_rt_g.driver;
+    tt_status st = drv->iface.buffer_alloc(drv->ctx, device, nbytes, &s->buffer);
+    if (st == TT_STATUS_OUT_OF_MEMORY && cache_flush(device) > 0)
+        st = drv->iface.buffer_alloc(drv->ctx, device, nbytes, &s->buffer);
+    if (st != TT_OK) {
+        free(s);
+        if (st == TT_STATUS_OUT_OF_MEMORY) {
+            /* Keep the driver's words and add what the runtime knows. */
+            char msg[TT_RT_MSG_SIZE];
+            snprintf(msg, sizeof msg, "%s", tt_last_error());
+            tt_rt_device_mem *m = &tt_rt_g.mem[device];
+            return tt_error(st, "%s (tpu:%d: allocating %zu bytes; allocated %zu, peak %zu, reserved %zu)", msg,
+                            device, nbytes, atomic_load(&m->allocated), atomic_load(&m->peak),
+                            atomic_load(&m->reserved));
+        }
+        return st;
+    }
+    s->capacity = nbytes;
+    s->device = device;
+    s->address = drv->iface.buffer_address ? drv->iface.buffer_address(drv->ctx, s->buffer) : (void *)s->buffer;
+    tt_rt_device_mem *m = &tt_rt_g.mem[device];
+    max_update(&m->peak_reserved, atomic_fetch_add(&m->reserved, nbytes) + nbytes);
+    *out = s;
+    return TT_OK;
 }
 
 tt_status tt_rt_storage_create(int device, size_t nbytes, tt_rt_storage **out) {
@@ -25,27 +139,14 @@ tt_status tt_rt_storage_create(int device, size_t nbytes, tt_rt_storage **out) {
     if (!tt_rt_device_valid(device))
         return tt_error(TT_STATUS_INVALID_ARGUMENT, "tpu:%d does not exist (%d device%s)", device, tt_rt_g.n_devices,
                         tt_rt_g.n_devices == 1 ? "" : "s");
-    tt_rt_storage *s = calloc(1, sizeof *s);
-    if (!s) return tt_error(TT_STATUS_OUT_OF_MEMORY, "out of host memory for a storage record");
-    tt_driver *drv = tt_rt_g.driver;
-    st = drv->iface.buffer_alloc(drv->ctx, device, nbytes, &s->buffer);
-    if (st != TT_OK) {
-        free(s);
-        if (st == TT_STATUS_OUT_OF_MEMORY) {
-            /* Keep the driver's words and add what the runtime knows. */
-            char msg[TT_RT_MSG_SIZE];
-            snprintf(msg, sizeof msg, "%s", tt_last_error());
-            return tt_error(st, "%s (tpu:%d: allocating %zu bytes; allocated %zu, peak %zu)", msg, device, nbytes,
-                            atomic_load(&tt_rt_g.mem[device].allocated), atomic_load(&tt_rt_g.mem[device].peak));
-        }
-        return st;
-    }
+    /* A reused buffer keeps its old bytes (like torch.empty). */
+    tt_rt_storage *s = tt_rt_g.cache_max ? cache_take(device, nbytes) : NULL;
+    if (!s && (st = storage_alloc(device, nbytes, &s)) != TT_OK) return st;
     atomic_init(&s->refcount, 1);
-    s->device = device;
     s->generation = atomic_load(&tt_rt_g.generation);
     s->nbytes = nbytes;
-    s->address = drv->iface.buffer_address ? drv->iface.buffer_address(drv->ctx, s->buffer) : (void *)s->buffer;
-    mem_add(device, nbytes);
+    s->next_free = NULL;
+    mem_add(device, s->capacity);
     *out = s;
     return TT_OK;
 }
@@ -58,13 +159,23 @@ void tt_rt_storage_release(tt_rt_storage *s) {
     if (!s || atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
     /* After tt_rt_shutdown the driver that made the buffer is gone (and with it the buffer): only the record is
      * left to free. The generation tells a storage of an earlier start-up from one of the current. */
-    tt_driver *drv = tt_rt_g.driver;
-    if (drv && atomic_load_explicit(&tt_rt_g.ready, memory_order_acquire) &&
-        s->generation == atomic_load(&tt_rt_g.generation)) {
-        drv->iface.buffer_free(drv->ctx, s->buffer);
-        atomic_fetch_sub(&tt_rt_g.mem[s->device].allocated, s->nbytes);
+    if (!tt_rt_g.driver || !atomic_load_explicit(&tt_rt_g.ready, memory_order_acquire) ||
+        s->generation != atomic_load(&tt_rt_g.generation)) {
+        free(s);
+        return;
     }
-    free(s);
+    tt_rt_device_mem *m = &tt_rt_g.mem[s->device];
+    atomic_fetch_sub(&m->allocated, s->capacity);
+    /* Cache the buffer unless that would take the cache over its cap (then it goes back to the driver). */
+    if (tt_rt_g.cache_max && s->capacity <= tt_rt_g.cache_max && cached_bytes(s->device) <= tt_rt_g.cache_max - s->capacity) {
+        int c = size_class(s->capacity);
+        pthread_mutex_lock(&m->mu);
+        s->next_free = m->free_lists[c];
+        m->free_lists[c] = s;
+        pthread_mutex_unlock(&m->mu);
+        return;
+    }
+    buffer_return(s);
 }
 
 void *tt_rt_storage_address(const tt_rt_storage *s) { return s ? s->address : NULL; }
@@ -83,7 +194,10 @@ tt_status tt_rt_memory_stats_get(int device, tt_rt_memory_stats *out) {
     tt_rt_device_mem *m = &tt_rt_g.mem[device];
     out->allocated = atomic_load(&m->allocated);
     out->peak_allocated = atomic_load(&m->peak);
-    out->reserved = out->allocated; /* no caching allocator yet */
+    out->reserved = atomic_load(&m->reserved);
+    if (out->reserved < out->allocated) out->reserved = out->allocated; /* two loads, not one snapshot */
+    out->peak_reserved = atomic_load(&m->peak_reserved);
+    if (out->peak_reserved < out->reserved) out->peak_reserved = out->reserved;
     out->n_allocs = atomic_load(&m->n_allocs);
     out->limit = tt_rt_g.memory_limit;
     tt_driver *drv = tt_rt_g.driver;
@@ -97,19 +211,45 @@ void tt_rt_memory_reset_peak(int device) {
     if (!tt_rt_device_valid(device)) return;
     tt_rt_device_mem *m = &tt_rt_g.mem[device];
     atomic_store(&m->peak, atomic_load(&m->allocated));
+    atomic_store(&m->peak_reserved, atomic_load(&m->reserved));
 }
 
-/* No caching allocator yet, so nothing is held back; waiting for queued work lets storages it held go. */
+/* Waits for queued work first: storages it still holds go to the cache when it is done, and are freed here. */
 void tt_rt_empty_cache(int device) {
     if (tt_rt_ensure() != TT_OK) return;
-    for (int d = 0; d < tt_rt_g.n_devices; d++)
-        if (device < 0 || d == device) tt_rt_stream_wait_idle(&tt_rt_g.streams[d]);
+    for (int d = 0; d < tt_rt_g.n_devices; d++) {
+        if (device >= 0 && d != device) continue;
+        tt_rt_stream_wait_idle(&tt_rt_g.streams[d]);
+        cache_flush(d);
+    }
 }
 
-void tt_rt_memory_reset_all(void) {
+tt_status tt_rt_memory_init(int n_devices) {
     for (int d = 0; d < TT_RT_MAX_DEVICES; d++) {
-        atomic_store(&tt_rt_g.mem[d].allocated, 0);
-        atomic_store(&tt_rt_g.mem[d].peak, 0);
-        atomic_store(&tt_rt_g.mem[d].n_allocs, 0);
+        tt_rt_device_mem *m = &tt_rt_g.mem[d];
+        atomic_store(&m->allocated, 0);
+        atomic_store(&m->peak, 0);
+        atomic_store(&m->reserved, 0);
+        atomic_store(&m->peak_reserved, 0);
+        atomic_store(&m->n_allocs, 0);
+        memset(m->free_lists, 0, sizeof m->free_lists);
+        if (d < n_devices && !m->mu_ready) {
+            if (pthread_mutex_init(&m->mu, NULL)) {
+                tt_rt_memory_fini();
+                return tt_error(TT_STATUS_INTERNAL, "could not create the memory cache lock of tpu:%d", d);
+            }
+            m->mu_ready = true;
+        }
+    }
+    return TT_OK;
+}
+
+void tt_rt_memory_fini(void) {
+    for (int d = 0; d < TT_RT_MAX_DEVICES; d++) {
+        tt_rt_device_mem *m = &tt_rt_g.mem[d];
+        if (!m->mu_ready) continue;
+        if (tt_rt_g.driver) cache_flush(d);
+        pthread_mutex_destroy(&m->mu);
+        m->mu_ready = false;
     }
 }

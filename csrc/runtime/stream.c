@@ -1,19 +1,44 @@
-/* stream.c — one FIFO of work items per device, drained in order by one worker thread (started on first use).
+/* stream.c — one bounded ring of work slots per device, drained in order by one worker thread (started on
+ * first use).
  *
- * The queue is a mutex + three condition variables; it is bounded (TT_RT_QUEUE_CAP items), so a producer that
- * runs far ahead waits for room instead of growing memory without end.
+ * The producer's path (a STRICT launch) takes no lock and allocates nothing: claim a ticket (compare-and-swap),
+ * fill the slot in place, publish it (a release store), and signal the worker only if it is asleep. The ring is
+ * the bounded multi-producer queue of D. Vyukov's design reduced to one consumer: slot i holds seq == ticket when
+ * free for that ticket and ticket + 1 once published; the worker hands the slot to ticket + CAP when done. The
+ * worker spins a little before it sleeps, so a stream of small launches costs no wake-up syscalls; the
+ * "sleeping" flag and the waiters' counters follow one pattern (store mine, full fence, load theirs) so no
+ * wake-up is lost without any lock on the fast paths.
  *
  * Failures: the first item that fails records its status and "<op>: <message>". Until a sync takes that error,
- * every later item of the device is skipped (dropped, with its references released): once one op has failed,
- * the data later ops would read is undefined, and skipping is the simplest rule that keeps the device state
- * consistent with what the user is told ("this op failed; everything after it did not run"). */
+ * every later item of the device is skipped (its references released): once one op has failed, the data later
+ * ops would read is undefined, and skipping is the simplest rule that keeps the device state consistent with
+ * what the user is told ("this op failed; everything after it did not run"). */
 #include "rt_internal.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#define TT_RT_SPIN 2000 /* pause instructions (tens of microseconds) before the worker sleeps */
+#ifndef TT_RT_SPIN
+#define TT_RT_SPIN 256        /* pause-and-look rounds (a few microseconds) before the worker yields its core */
+#endif
+#ifndef TT_RT_YIELDS
+#define TT_RT_YIELDS 4        /* sched_yield-and-look rounds before it sleeps */
+#endif
+#ifndef TT_RT_WAKE_NS
+#define TT_RT_WAKE_NS 20000   /* estimated queued work that is worth waking a sleeping worker for */
+#endif
+#ifndef TT_RT_WAKE_DEPTH
+#define TT_RT_WAKE_DEPTH 64   /* ... or this many queued items, whatever they cost */
+#endif
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -25,7 +50,14 @@ static inline void cpu_relax(void) {
 
 tt_status tt_rt_stream_init(tt_rt_stream *s, int device) {
     memset(s, 0, sizeof *s);
-    atomic_init(&s->n_queued, 0);
+    atomic_init(&s->ring, NULL);
+    atomic_init(&s->enq, 0);
+    atomic_init(&s->deq, 0);
+    atomic_init(&s->sleeping, 0);
+    atomic_init(&s->space_waiters, 0);
+    atomic_init(&s->idle_waiters, 0);
+    atomic_init(&s->wake_at, UINT64_MAX);
+    atomic_init(&s->error, TT_OK);
     s->device = device;
     if (pthread_mutex_init(&s->mu, NULL)) goto fail0;
     if (pthread_cond_init(&s->cv_work, NULL)) goto fail1;
@@ -42,124 +74,241 @@ fail0:
     return tt_error(TT_STATUS_INTERNAL, "could not create the synchronisation objects of tpu:%d's stream", device);
 }
 
-void tt_rt_work_free(tt_rt_work *w) {
-    if (!w) return;
+void tt_rt_work_clear(tt_rt_work *w) {
     for (int32_t i = 0; i < w->n_storages; i++) tt_rt_storage_release(w->storages[i]);
     tt_rt_cache_entry_release(w->entry);
-    tt_ir_program_destroy(w->program);
-    free(w);
+    free(w->heap);
+    w->heap = NULL;
+    w->entry = NULL;
+    w->n_storages = 0;
+    w->kind = TT_RT_WORK_NOP;
 }
 
 tt_status tt_rt_work_run(const tt_rt_work *w, char *msg, size_t msg_size) {
     tt_driver *drv = tt_rt_g.driver;
     tt_status st;
-    if (w->kind == TT_RT_WORK_LAUNCH) {
-        st = drv->iface.execute(drv->ctx, w->device, tt_rt_cache_entry_exe(w->entry),
-                                w->args, w->n_args, w->results, w->n_results);
-    } else {
+    if (w->kind == TT_RT_WORK_LAUNCH)
+        st = drv->iface.execute(drv->ctx, w->device, tt_rt_cache_entry_exe(w->entry), w->args, w->n_args,
+                                w->results, w->n_results);
+    else if (w->kind == TT_RT_WORK_WRITE)
         st = drv->iface.write(drv->ctx, w->storages[0]->buffer, w->offset, w->data, w->nbytes);
-    }
+    else
+        return TT_OK;
     if (st != TT_OK) snprintf(msg, msg_size, "%s: %s", w->op_name, tt_last_error());
     return st;
 }
 
-static void *worker_main(void *arg) {
-    tt_rt_stream *s = arg;
-    char msg[TT_RT_MSG_SIZE];
+static inline bool published(const tt_rt_work *w, uint64_t ticket) {
+    return atomic_load_explicit(&w->seq, memory_order_acquire) == ticket + 1;
+}
+
+/* Under nobody's lock: wakes the sleepers a finished ticket concerns. */
+static void after_item(tt_rt_stream *s, uint64_t done, bool queue_empty) {
+    atomic_thread_fence(memory_order_seq_cst); /* the slot's seq and deq stores before the waiters' loads */
+    if (atomic_load_explicit(&s->space_waiters, memory_order_relaxed)) {
+        pthread_mutex_lock(&s->mu);
+        pthread_cond_broadcast(&s->cv_space);
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (atomic_load_explicit(&s->idle_waiters, memory_order_relaxed) &&
+        (queue_empty || done >= atomic_load_explicit(&s->wake_at, memory_order_relaxed))) {
+        pthread_mutex_lock(&s->mu);
+        atomic_store(&s->wake_at, UINT64_MAX); /* every waiter wakes and registers again if not done */
+        pthread_cond_broadcast(&s->cv_idle);
+        pthread_mutex_unlock(&s->mu);
+    }
+}
+
+/* Waits (spin, then yield, then sleep) until ticket's slot is published; false when stopping with none. */
+static bool wait_published(tt_rt_stream *s, tt_rt_work *w, uint64_t ticket) {
+    for (int i = 0; i < TT_RT_SPIN; i++) {
+        if (published(w, ticket)) return true;
+        cpu_relax();
+    }
+    for (int i = 0; i < TT_RT_YIELDS; i++) {
+        if (published(w, ticket)) return true;
+        sched_yield();
+    }
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        if (!s->head && !s->stop) {
-            /* Spin a little before sleeping: in a loop of small ops the next launch usually comes within
-             * microseconds, and catching it here saves the producer a wake-up syscall per launch. */
+        atomic_store(&s->sleeping, 1);
+        atomic_thread_fence(memory_order_seq_cst); /* "sleeping" before the look at the slot */
+        if (published(w, ticket)) break;
+        if (s->stop) {
+            atomic_store(&s->sleeping, 0);
             pthread_mutex_unlock(&s->mu);
-            for (int i = 0; i < TT_RT_SPIN && !atomic_load_explicit(&s->n_queued, memory_order_relaxed); i++)
-                cpu_relax();
-            pthread_mutex_lock(&s->mu);
+            return published(w, ticket);
         }
-        while (!s->head && !s->stop) {
-            s->sleeping = true;
-            pthread_cond_wait(&s->cv_work, &s->mu);
-            s->sleeping = false;
-        }
-        tt_rt_work *w = s->head;
-        if (!w) break; /* stopping, and the queue is drained */
-        s->head = w->next;
-        if (!s->head) s->tail = NULL;
-        if (s->count-- == TT_RT_QUEUE_CAP) pthread_cond_broadcast(&s->cv_space);
-        atomic_store_explicit(&s->n_queued, s->count, memory_order_relaxed);
-        s->busy = true;
-        bool skip = s->error != TT_OK;
-        pthread_mutex_unlock(&s->mu);
-
-        tt_status st = skip ? TT_OK : tt_rt_work_run(w, msg, sizeof msg);
-        tt_rt_work_free(w); /* may free storages and executables: done before the item counts as finished */
-
-        pthread_mutex_lock(&s->mu);
-        if (st != TT_OK && s->error == TT_OK) {
-            s->error = st;
-            snprintf(s->error_msg, sizeof s->error_msg, "%s", msg);
-        }
-        s->busy = false;
-        if (!s->head) pthread_cond_broadcast(&s->cv_idle);
+        pthread_cond_wait(&s->cv_work, &s->mu);
     }
+    atomic_store(&s->sleeping, 0);
     pthread_mutex_unlock(&s->mu);
+    return true;
+}
+
+static void *worker_main(void *arg) {
+    tt_rt_stream *s = arg;
+    tt_rt_work *ring = atomic_load(&s->ring);
+    char msg[TT_RT_MSG_SIZE];
+    for (uint64_t ticket = atomic_load(&s->deq);; ticket++) {
+        tt_rt_work *w = &ring[ticket & (TT_RT_QUEUE_CAP - 1)];
+        if (!published(w, ticket) && !wait_published(s, w, ticket)) break;
+        bool skip = atomic_load_explicit(&s->error, memory_order_relaxed) != TT_OK;
+        tt_status st = TT_OK;
+        if (!skip && w->kind == TT_RT_WORK_LAUNCH) {
+            int64_t t0 = now_ns();
+            st = tt_rt_work_run(w, msg, sizeof msg);
+            if (st == TT_OK) tt_rt_cache_entry_note_cost(w->entry, now_ns() - t0);
+        } else if (!skip) {
+            st = tt_rt_work_run(w, msg, sizeof msg);
+        }
+        tt_rt_work_clear(w); /* may free storages and executables: done before the item counts as finished */
+        if (st != TT_OK) {
+            pthread_mutex_lock(&s->mu);
+            if (atomic_load(&s->error) == TT_OK) {
+                snprintf(s->error_msg, sizeof s->error_msg, "%s", msg);
+                atomic_store(&s->error, (int)st);
+            }
+            pthread_mutex_unlock(&s->mu);
+        }
+        atomic_store_explicit(&w->seq, ticket + TT_RT_QUEUE_CAP, memory_order_release);
+        atomic_store_explicit(&s->deq, ticket + 1, memory_order_release);
+        after_item(s, ticket + 1, atomic_load_explicit(&s->enq, memory_order_relaxed) == ticket + 1);
+    }
     return NULL;
 }
 
-tt_status tt_rt_stream_enqueue(tt_rt_stream *s, tt_rt_work *w) {
-    w->next = NULL;
+/* Slow path of the first reserve: makes the ring and starts the worker. */
+static tt_rt_work *start_ring(tt_rt_stream *s) {
     pthread_mutex_lock(&s->mu);
-    if (!s->started) {
-        if (pthread_create(&s->thread, NULL, worker_main, s)) {
+    tt_rt_work *ring = atomic_load(&s->ring);
+    if (!ring) {
+        ring = calloc(TT_RT_QUEUE_CAP, sizeof *ring);
+        if (!ring) {
             pthread_mutex_unlock(&s->mu);
-            tt_rt_work_free(w);
-            return tt_error(TT_STATUS_INTERNAL, "could not start the worker thread of tpu:%d", s->device);
+            tt_error(TT_STATUS_OUT_OF_MEMORY, "out of host memory for the work queue of tpu:%d", s->device);
+            return NULL;
+        }
+        uint64_t base = atomic_load(&s->enq);
+        for (uint64_t i = 0; i < TT_RT_QUEUE_CAP; i++) atomic_init(&ring[(base + i) & (TT_RT_QUEUE_CAP - 1)].seq, base + i);
+        atomic_store(&s->ring, ring);
+        if (pthread_create(&s->thread, NULL, worker_main, s)) {
+            atomic_store(&s->ring, NULL);
+            free(ring);
+            pthread_mutex_unlock(&s->mu);
+            tt_error(TT_STATUS_INTERNAL, "could not start the worker thread of tpu:%d", s->device);
+            return NULL;
         }
         s->started = true;
     }
-    while (s->count >= TT_RT_QUEUE_CAP) pthread_cond_wait(&s->cv_space, &s->mu);
-    if (s->tail) s->tail->next = w;
-    else s->head = w;
-    s->tail = w;
-    s->count++;
-    atomic_store_explicit(&s->n_queued, s->count, memory_order_relaxed);
-    /* Only a sleeping worker needs the signal (a busy or spinning one finds the item itself). */
-    if (s->sleeping) pthread_cond_signal(&s->cv_work);
     pthread_mutex_unlock(&s->mu);
-    return TT_OK;
+    return ring;
+}
+
+/* Caller has published something (or waits on the worker) and made a full fence since. */
+static void wake_worker(tt_rt_stream *s) {
+    if (!atomic_load_explicit(&s->sleeping, memory_order_relaxed)) return;
+    atomic_store_explicit(&s->deferred_ns, 0, memory_order_relaxed);
+    pthread_mutex_lock(&s->mu);
+    pthread_cond_signal(&s->cv_work);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Sleeps until the worker frees the slot of ticket pos (the ring is full). */
+static void wait_space(tt_rt_stream *s, tt_rt_work *w, uint64_t pos) {
+    pthread_mutex_lock(&s->mu);
+    atomic_fetch_add(&s->space_waiters, 1);
+    atomic_thread_fence(memory_order_seq_cst); /* the registration before the look at the slot */
+    wake_worker(s); /* (the depth rule has woken it already; cheap insurance) */
+    while ((int64_t)(atomic_load(&w->seq) - pos) < 0) pthread_cond_wait(&s->cv_space, &s->mu);
+    atomic_fetch_sub(&s->space_waiters, 1);
+    pthread_mutex_unlock(&s->mu);
+}
+
+tt_rt_work *tt_rt_stream_reserve(tt_rt_stream *s, uint64_t *ticket) {
+    tt_rt_work *ring = atomic_load_explicit(&s->ring, memory_order_acquire);
+    if (!ring && !(ring = start_ring(s))) return NULL;
+    uint64_t pos = atomic_load_explicit(&s->enq, memory_order_relaxed);
+    for (;;) {
+        tt_rt_work *w = &ring[pos & (TT_RT_QUEUE_CAP - 1)];
+        int64_t diff = (int64_t)(atomic_load_explicit(&w->seq, memory_order_acquire) - pos);
+        if (diff == 0) {
+            if (atomic_compare_exchange_weak_explicit(&s->enq, &pos, pos + 1, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                *ticket = pos;
+                return w;
+            }
+        } else if (diff < 0) {
+            wait_space(s, w, pos); /* full: the worker still holds this slot from a lap ago */
+            pos = atomic_load_explicit(&s->enq, memory_order_relaxed);
+        } else {
+            pos = atomic_load_explicit(&s->enq, memory_order_relaxed); /* another producer took it */
+        }
+    }
+}
+
+/* A wake-up costs the producer a syscall and, on a busy machine, the worker a trip through the scheduler: many
+ * times a small op's run time. So a sleeping worker is left asleep while the work queued for it is small (known
+ * cost, little in total, few items): the next sync, a costly op or a deep queue wakes it and it runs the batch.
+ * Programs not yet timed count as costly. Order and error reporting do not change, only when small ops run. */
+void tt_rt_stream_publish(tt_rt_stream *s, tt_rt_work *w, uint64_t ticket, int64_t cost_ns) {
+    atomic_store_explicit(&w->seq, ticket + 1, memory_order_release);
+    atomic_thread_fence(memory_order_seq_cst); /* the publish before the look at "sleeping" */
+    if (!atomic_load_explicit(&s->sleeping, memory_order_relaxed)) return;
+    if (cost_ns >= 0 && cost_ns < TT_RT_WAKE_NS) {
+        int64_t pending = atomic_fetch_add_explicit(&s->deferred_ns, cost_ns, memory_order_relaxed) + cost_ns;
+        uint64_t depth = ticket + 1 - atomic_load_explicit(&s->deq, memory_order_acquire);
+        if (pending < TT_RT_WAKE_NS && depth < TT_RT_WAKE_DEPTH) return;
+    }
+    wake_worker(s);
 }
 
 void tt_rt_stream_wait_idle(tt_rt_stream *s) {
+    uint64_t target = atomic_load(&s->enq);
+    if (atomic_load_explicit(&s->deq, memory_order_acquire) >= target) return;
+    atomic_thread_fence(memory_order_seq_cst);
+    wake_worker(s); /* small work may wait for a sync to run */
+    for (int i = 0; i < TT_RT_SPIN; i++) {
+        if (atomic_load_explicit(&s->deq, memory_order_acquire) >= target) return;
+        cpu_relax();
+    }
     pthread_mutex_lock(&s->mu);
-    while (s->head || s->busy) pthread_cond_wait(&s->cv_idle, &s->mu);
+    atomic_fetch_add(&s->idle_waiters, 1);
+    for (;;) {
+        uint64_t w = atomic_load(&s->wake_at);
+        while (target < w && !atomic_compare_exchange_weak(&s->wake_at, &w, target)) {
+        }
+        atomic_thread_fence(memory_order_seq_cst); /* the registration before the look at deq */
+        if (atomic_load(&s->deq) >= target) break;
+        pthread_cond_wait(&s->cv_idle, &s->mu);
+    }
+    atomic_fetch_sub(&s->idle_waiters, 1);
     pthread_mutex_unlock(&s->mu);
 }
 
 tt_status tt_rt_stream_take_error(tt_rt_stream *s, char *msg, size_t msg_size) {
+    if (atomic_load(&s->error) == TT_OK) return TT_OK;
     pthread_mutex_lock(&s->mu);
-    tt_status st = s->error;
+    tt_status st = (tt_status)atomic_load(&s->error);
     if (st != TT_OK) {
         snprintf(msg, msg_size, "%s", s->error_msg);
-        s->error = TT_OK;
         s->error_msg[0] = '\0';
+        atomic_store(&s->error, TT_OK);
     }
     pthread_mutex_unlock(&s->mu);
     return st;
 }
 
 void tt_rt_stream_fini(tt_rt_stream *s) {
+    tt_rt_stream_wait_idle(s); /* everything published runs before the worker stops */
     pthread_mutex_lock(&s->mu);
     s->stop = true;
     pthread_cond_broadcast(&s->cv_work);
     bool started = s->started;
     pthread_mutex_unlock(&s->mu);
     if (started) pthread_join(s->thread, NULL);
-    /* A queue never started has no items; free any anyway so nothing leaks. */
-    while (s->head) {
-        tt_rt_work *w = s->head;
-        s->head = w->next;
-        tt_rt_work_free(w);
-    }
+    free(atomic_load(&s->ring));
+    atomic_store(&s->ring, NULL);
     pthread_cond_destroy(&s->cv_idle);
     pthread_cond_destroy(&s->cv_space);
     pthread_cond_destroy(&s->cv_work);

@@ -20,6 +20,7 @@ struct tt_executable {
     const void **fixed;   /* per value: pointer fixed at compile time (aligned constants), else NULL */
     size_t arena_bytes;   /* slots, after the per-value pointer table */
     size_t table_bytes;   /* per-value pointer table at the arena's start */
+    tt_host_fusion *fusion; /* fused elementwise groups (a node's scratch slot is its group's at exec node) */
     pthread_mutex_t lock; /* guards arena */
     void *arena;
 };
@@ -135,15 +136,23 @@ tt_status tt_host_compile(tt_ir_program *p, tt_executable **out) {
     e->scratch = malloc(((size_t)nn + 1) * sizeof *e->scratch);
     e->fixed = calloc((size_t)nv + 1, sizeof *e->fixed);
     if (!last || !e->slot || !e->scratch || !e->fixed) goto oom;
+    st = tt_host_fuse_plan(p, &e->fusion);
+    if (st != TT_OK) goto fail;
 
-    /* Last use of every value: the last node reading it; program outputs live to the end (index nn). */
+    /* Last use of every value: when the last node reading it runs (a fused member runs with its group, at the
+     * group's exec node); program outputs live to the end (index nn). */
     for (int32_t v = 0; v < nv; v++) {
         last[v] = p->value_node[v];
         e->slot[v] = NO_SLOT;
     }
     for (int32_t k = 0; k < nn; k++) {
         const tt_ir_node *n = &p->nodes[k];
-        for (int32_t i = 0; i < n->n_inputs; i++) last[p->operands[n->inputs_offset + i]] = k;
+        int32_t g = tt_host_fuse_group_of(e->fusion, k);
+        int64_t at = g >= 0 ? tt_host_fuse_exec_node(e->fusion, g) : k;
+        for (int32_t i = 0; i < n->n_inputs; i++) {
+            tt_ir_value v = p->operands[n->inputs_offset + i];
+            if (at > last[v]) last[v] = at;
+        }
     }
     for (int32_t o = 0; o < p->n_outputs; o++) last[p->outputs[o]] = nn;
 
@@ -157,6 +166,7 @@ tt_status tt_host_compile(tt_ir_program *p, tt_executable **out) {
         if (pass == 1) planner_expire(&pl, k);
         for (int32_t o = 0; o < n->n_outputs; o++) {
             tt_ir_value v = n->outputs[o];
+            if (tt_host_fuse_internal(e->fusion, v)) continue; /* lives only in tiles */
             int64_t size = (int64_t)round64(value_bytes(p, v));
             if (n->op == TT_OP_PARAMETER) {
                 /* Read in place; a slot only when it is a program output (copied before results are written,
@@ -173,7 +183,9 @@ tt_status tt_host_compile(tt_ir_program *p, tt_executable **out) {
             if (off < 0) goto oom;
             e->slot[v] = off;
         }
-        size_t sb = leaf ? 0 : tt_host_scratch_bytes(p, n);
+        int32_t g = tt_host_fuse_group_of(e->fusion, k);
+        size_t sb = leaf ? 0 : g < 0 ? tt_host_scratch_bytes(p, n)
+                  : tt_host_fuse_exec_node(e->fusion, g) == k ? tt_host_fuse_scratch_bytes(e->fusion, g) : 0;
         e->scratch[k] = NO_SLOT;
         if (sb) {
             int64_t off = planner_alloc(&pl, (int64_t)round64(sb), k);
@@ -196,15 +208,18 @@ tt_status tt_host_compile(tt_ir_program *p, tt_executable **out) {
     *out = e;
     return TT_OK;
 oom:
+    st = tt_error(TT_STATUS_OUT_OF_MEMORY, "host compile: out of host memory");
+fail:
     free(pl.blocks);
     free(last);
     if (e) {
+        tt_host_fuse_free(e->fusion);
         free(e->slot);
         free(e->scratch);
         free(e->fixed);
         free(e);
     }
-    return tt_error(TT_STATUS_OUT_OF_MEMORY, "host compile: out of host memory");
+    return st;
 }
 
 void tt_host_executable_free(tt_executable *e) {
@@ -212,6 +227,7 @@ void tt_host_executable_free(tt_executable *e) {
     tt_ir_program_destroy(e->p);
     pthread_mutex_destroy(&e->lock);
     free(e->arena);
+    tt_host_fuse_free(e->fusion);
     free(e->slot);
     free(e->scratch);
     free(e->fixed);
@@ -375,7 +391,13 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
     }
     for (int32_t k = 0; k < p->n_nodes; k++) {
         const tt_ir_node *n = &p->nodes[k];
-        st = run_node(p, n, vals, e->scratch[k] != NO_SLOT ? slots + e->scratch[k] : NULL);
+        void *scratch = e->scratch[k] != NO_SLOT ? slots + e->scratch[k] : NULL;
+        int32_t g = tt_host_fuse_group_of(e->fusion, k);
+        if (g >= 0) {
+            if (tt_host_fuse_exec_node(e->fusion, g) == k) st = tt_host_fuse_run(e->fusion, g, p, vals, scratch);
+        } else {
+            st = run_node(p, n, vals, scratch);
+        }
         if (st != TT_OK) goto done;
     }
     /* Every output is final in a temporary (or a private copy); now write the results. */

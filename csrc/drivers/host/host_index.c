@@ -76,6 +76,9 @@ tt_status tt_host_gather(const tt_ir_program *p, const tt_ir_node *n, void *cons
             int64_t d = g->start_index_map.v[k];
             int64_t v = index_value(it, indices, ivd, bidx, k);
             int64_t hi = opt->dims[d] - g->slice_sizes.v[d];
+            if (g->check_bounds && (v < 0 || v > hi))
+                return tt_error(TT_STATUS_INDEX, "index %lld is out of bounds for dimension %lld with size %lld",
+                                (long long)v, (long long)d, (long long)opt->dims[d]);
             if (v > hi) v = hi;
             if (v < 0) v = 0;
             soff += v * ops[d];
@@ -169,7 +172,12 @@ tt_status tt_host_scatter(const tt_ir_program *p, const tt_ir_node *n, void *con
         bool inside = true;
         int64_t doff = 0, soff = 0;
         for (int32_t d = 0; d < opt->rank; d++) {
-            if (start[d] < 0 || start[d] > opt->dims[d] - wsize[d]) inside = false;
+            if (start[d] < 0 || start[d] > opt->dims[d] - wsize[d]) {
+                if (s->check_bounds)
+                    return tt_error(TT_STATUS_INDEX, "index %lld is out of bounds for dimension %lld with size %lld",
+                                    (long long)start[d], (long long)d, (long long)opt->dims[d]);
+                inside = false;
+            }
             doff += start[d] * ops[d];
         }
         if (!inside) continue;

@@ -78,6 +78,32 @@ tt_status tt_host_arg_reduce(const tt_ir_program *p, const tt_ir_node *n, void *
 tt_status tt_host_cumulative(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch);
 tt_status tt_host_sort(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch);
 
+/* Compute-only elementwise math over m compute values of class cls (host_elementwise.c), used by the unfused
+ * kernels and by fused groups (host_fuse.c). dt is the operand dtype (integer width and bool rules); o may equal
+ * an input. Compare / is_finite write 0/1 bytes. tt_host_ew_type_ok: false where tt_host_elementwise would
+ * report a type error. */
+void tt_host_ew_math(tt_host_class cls, tt_ir_op op, tt_dtype dt, const void *a, const void *b, const void *c, void *o,
+                     int64_t m);
+void tt_host_ew_compare(tt_host_class cls, tt_ir_op op, tt_ir_cmp cmp, const void *a, const void *b, uint8_t *o,
+                        int64_t m);
+bool tt_host_ew_type_ok(tt_ir_op op, tt_dtype dt, tt_dtype odt);
+
+/* ---- host_fuse.c: fused elementwise groups ----
+ * tt_host_fuse_plan groups the program's elementwise nodes (owned by caller: tt_host_fuse_free). A node in a
+ * group (group_of >= 0) does not run alone: the whole group runs with tt_host_fuse_run when the interpreter
+ * reaches tt_host_fuse_exec_node, with tt_host_fuse_scratch_bytes of 64-byte aligned scratch. Internal values
+ * never get memory (their vals entry is unused). */
+typedef struct tt_host_fusion tt_host_fusion;
+tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out);
+void tt_host_fuse_free(tt_host_fusion *f);
+int32_t tt_host_fuse_n_groups(const tt_host_fusion *f);
+int32_t tt_host_fuse_group_of(const tt_host_fusion *f, int32_t node);
+int32_t tt_host_fuse_exec_node(const tt_host_fusion *f, int32_t group);
+bool tt_host_fuse_internal(const tt_host_fusion *f, tt_ir_value v);
+size_t tt_host_fuse_scratch_bytes(const tt_host_fusion *f, int32_t group);
+tt_status tt_host_fuse_run(const tt_host_fusion *f, int32_t group, const tt_ir_program *p, void *const *vals,
+                           void *scratch);
+
 /* Scratch bytes a node's kernel needs (0 for most). */
 size_t tt_host_scratch_bytes(const tt_ir_program *p, const tt_ir_node *n);
 

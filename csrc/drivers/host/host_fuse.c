@@ -1,0 +1,580 @@
+/* host_fuse.c — fused elementwise groups: planned at compile time, run tile by tile at execute time.
+ *
+ * Planning walks the nodes in order with one open group. An elementwise node (unary, binary, compare, select,
+ * clamp, convert), a reshape or a broadcast_in_dim joins the open group when it has the group's element count;
+ * a node of another count, or a broadcast / scalar predicate whose operand the open group computes, closes the
+ * group first (that operand must be materialized: it is read through index math). Any other node that reads a
+ * value of the open group closes it too. A closed group runs when the interpreter reaches its last member, so
+ * every external operand (leaves, unfused nodes, earlier groups) is ready by then.
+ *
+ * Execution splits [0, N) into parts (one scratch area each, so parts never share buffers), each part into tiles
+ * of TILE elements. Per tile, each step computes one group value into a compute-class buffer (f32, f64 or i64,
+ * as host_elementwise.c does) using the same math functions, and rounds to the value's dtype after every op
+ * (bf16/f16/narrow ints round-trip through their storage type), so results equal the unfused interpreter's bit
+ * for bit. Values used outside the group are stored to their arena slot; the others never leave the tile.
+ * TORCHTPU_HOST_FUSE=0 disables fusion (for comparisons).
+ */
+#include "host_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TILE 1024
+#define MAX_PARTS 64
+
+typedef enum step_kind { S_LOAD, S_SPLAT, S_BCAST, S_EW, S_CONVERT, S_SELECT } step_kind;
+
+typedef struct fstep {
+    step_kind kind;
+    tt_ir_op op;
+    tt_ir_cmp cmp;
+    int32_t out;       /* vid written */
+    int32_t in[3];     /* vids read */
+    int32_t n_in;
+    tt_dtype in_dt;    /* operand dtype (EW, CONVERT source, loads: the source's dtype) */
+    tt_dtype out_dt;   /* result dtype */
+    tt_ir_value src;   /* loads: program value read */
+    int32_t rank;      /* S_BCAST: coalesced result dims and source strides (elements) */
+    int64_t dims[TT_MAX_RANK], str[TT_MAX_RANK];
+    int32_t first_out, n_out; /* this step's entries in the group's outputs */
+} fstep;
+
+typedef struct fvid {
+    tt_host_class cls;
+    int32_t buf;         /* tile buffer index, or -1 (direct pointer) */
+    int32_t direct_out;  /* program value whose slot the step writes in place, or -1 */
+    bool direct_in;      /* S_LOAD of a native-dtype value: points into the source */
+    int32_t last;        /* last step reading it */
+} fvid;
+
+typedef struct fgroup {
+    int64_t n;           /* elements */
+    int32_t exec_node;   /* runs when the interpreter reaches this node */
+    int32_t n_steps, n_vids, n_bufs, n_outs;
+    fstep *steps;
+    fvid *vids;
+    tt_ir_value *outs;   /* values stored after their step */
+    int32_t *out_vid;
+    int32_t max_parts;
+    size_t part_bytes;
+} fgroup;
+
+struct tt_host_fusion {
+    int32_t n_groups;
+    fgroup *groups;
+    int32_t *group_of;   /* per node: group or -1 */
+    bool *internal;      /* per value: lives only in tiles */
+};
+
+static bool fusible(const tt_ir_program *p, const tt_ir_node *n) {
+    if (n->op < TT_OP_ABS || n->op > TT_OP_RESHAPE || n->n_outputs != 1) return false;
+    const tt_ir_type *ot = &p->types[n->outputs[0]];
+    if (tt_host_numel(ot) <= 0) return false;
+    if (n->op == TT_OP_BROADCAST_IN_DIM || n->op == TT_OP_RESHAPE || n->op == TT_OP_CONVERT || n->op == TT_OP_SELECT)
+        return true;
+    if (n->n_inputs < 1 || n->n_inputs > 3) return false;
+    return tt_host_ew_type_ok(n->op, tt_host_in_type(p, n, 0)->dtype, ot->dtype);
+}
+
+/* A broadcast that moves no element: same count, the operand's non-1 dims mapped in increasing order. */
+static bool broadcast_is_linear(const tt_ir_program *p, const tt_ir_node *n) {
+    const tt_ir_type *xt = tt_host_in_type(p, n, 0);
+    if (tt_host_numel(xt) != tt_host_numel(&p->types[n->outputs[0]])) return false;
+    int64_t prev = -1;
+    for (int32_t i = 0; i < xt->rank; i++) {
+        if (xt->dims[i] == 1) continue;
+        if (n->attrs.broadcast.dims.v[i] <= prev) return false;
+        prev = n->attrs.broadcast.dims.v[i];
+    }
+    return true;
+}
+
+/* Whether operand i of a fusible node must be materialized (read through index math or as a splat). */
+static bool needs_external(const tt_ir_program *p, const tt_ir_node *n, int i) {
+    if (n->op == TT_OP_BROADCAST_IN_DIM) return !broadcast_is_linear(p, n);
+    return tt_host_numel(tt_host_in_type(p, n, i)) != tt_host_numel(&p->types[n->outputs[0]]);
+}
+
+static bool native(tt_dtype dt) { return dt == TT_F32 || dt == TT_F64 || dt == TT_I64; }
+static size_t class_size(tt_host_class c) { return c == TT_HOST_CF32 ? 4 : 8; }
+
+/* ---- building one group's steps ---- */
+typedef struct gbuild {
+    const tt_ir_program *p;
+    fgroup *g;
+    int32_t *vid_of;   /* per program value: vid in this group, or -1 (reset after) */
+    int32_t cap_steps;
+} gbuild;
+
+static int32_t add_step(gbuild *b, const fstep *s) {
+    fgroup *g = b->g;
+    if (g->n_steps == b->cap_steps) {
+        int32_t cap = b->cap_steps ? b->cap_steps * 2 : 16;
+        fstep *ns = realloc(g->steps, (size_t)cap * sizeof *ns);
+        fvid *nv = realloc(g->vids, (size_t)cap * sizeof *nv);
+        if (ns) g->steps = ns;
+        if (nv) g->vids = nv;
+        if (!ns || !nv) return -1;
+        b->cap_steps = cap;
+    }
+    /* Every step defines exactly one new vid, numbered like the step. */
+    int32_t k = g->n_steps++;
+    g->steps[k] = *s;
+    g->steps[k].out = k;
+    g->vids[k] = (fvid){tt_host_class_of(s->out_dt), -1, -1, false, k};
+    g->n_vids = g->n_steps;
+    return k;
+}
+
+/* The vid holding external value v read linearly (or as a splat when it has one element and the group more). */
+static int32_t external(gbuild *b, tt_ir_value v) {
+    if (b->vid_of[v] >= 0) return b->vid_of[v];
+    const tt_ir_type *t = &b->p->types[v];
+    fstep s;
+    memset(&s, 0, sizeof s);
+    s.kind = tt_host_numel(t) == b->g->n ? S_LOAD : S_SPLAT;
+    s.in_dt = s.out_dt = t->dtype;
+    s.src = v;
+    int32_t k = add_step(b, &s);
+    if (k >= 0) b->vid_of[v] = k;
+    return k;
+}
+
+static int32_t broadcast_step(gbuild *b, const tt_ir_node *n) {
+    const tt_ir_program *p = b->p;
+    const tt_ir_type *xt = tt_host_in_type(p, n, 0), *ot = &p->types[n->outputs[0]];
+    tt_ir_value x = p->operands[n->inputs_offset];
+    if (tt_host_numel(xt) == 1) {
+        fstep s;
+        memset(&s, 0, sizeof s);
+        s.kind = S_SPLAT;
+        s.in_dt = s.out_dt = xt->dtype;
+        s.src = x;
+        return add_step(b, &s);
+    }
+    int64_t xs[TT_MAX_RANK], sstr[TT_MAX_RANK];
+    tt_host_contiguous_strides(xt->rank, xt->dims, xs);
+    for (int32_t d = 0; d < ot->rank; d++) sstr[d] = 0;
+    for (int32_t i = 0; i < xt->rank; i++) sstr[n->attrs.broadcast.dims.v[i]] = xt->dims[i] == 1 ? 0 : xs[i];
+    fstep s;
+    memset(&s, 0, sizeof s);
+    s.kind = S_BCAST;
+    s.in_dt = s.out_dt = xt->dtype;
+    s.src = x;
+    for (int32_t d = 0; d < ot->rank; d++) {
+        if (ot->dims[d] == 1) continue;
+        if (s.rank > 0 && s.str[s.rank - 1] == sstr[d] * ot->dims[d]) {
+            s.dims[s.rank - 1] *= ot->dims[d];
+            s.str[s.rank - 1] = sstr[d];
+            continue;
+        }
+        s.dims[s.rank] = ot->dims[d];
+        s.str[s.rank] = sstr[d];
+        s.rank++;
+    }
+    return add_step(b, &s);
+}
+
+static int32_t operand_vid(gbuild *b, const tt_ir_node *n, int i) {
+    tt_ir_value v = b->p->operands[n->inputs_offset + i];
+    return b->vid_of[v] >= 0 ? b->vid_of[v] : external(b, v);
+}
+
+/* Appends member node n; returns false on out of memory. */
+static bool add_member(gbuild *b, const tt_ir_node *n) {
+    const tt_ir_program *p = b->p;
+    tt_ir_value ov = n->outputs[0];
+    tt_dtype odt = p->types[ov].dtype;
+    int32_t vid;
+    fstep s;
+    memset(&s, 0, sizeof s);
+    s.op = n->op;
+    s.out_dt = odt;
+    if (n->op == TT_OP_RESHAPE || (n->op == TT_OP_BROADCAST_IN_DIM && broadcast_is_linear(p, n))) {
+        vid = operand_vid(b, n, 0); /* same elements in the same order */
+    } else if (n->op == TT_OP_BROADCAST_IN_DIM) {
+        vid = broadcast_step(b, n);
+    } else if (n->op == TT_OP_CONVERT) {
+        int32_t x = operand_vid(b, n, 0);
+        if (x < 0) return false;
+        tt_dtype idt = tt_host_in_type(p, n, 0)->dtype;
+        /* Same class into its native dtype changes no value (e.g. bf16 -> f32): share the buffer. */
+        if (idt == odt || (tt_host_class_of(idt) == tt_host_class_of(odt) && native(odt))) {
+            vid = x;
+        } else {
+            s.kind = S_CONVERT;
+            s.in[0] = x;
+            s.n_in = 1;
+            s.in_dt = idt;
+            vid = add_step(b, &s);
+        }
+    } else {
+        s.kind = n->op == TT_OP_SELECT ? S_SELECT : S_EW;
+        s.cmp = n->op == TT_OP_COMPARE ? n->attrs.compare.dir : TT_CMP_EQ;
+        s.n_in = n->n_inputs;
+        s.in_dt = tt_host_in_type(p, n, n->n_inputs - 1)->dtype;
+        for (int i = 0; i < n->n_inputs; i++) {
+            s.in[i] = operand_vid(b, n, i);
+            if (s.in[i] < 0) return false;
+        }
+        vid = add_step(b, &s);
+    }
+    if (vid < 0) return false;
+    b->vid_of[ov] = vid;
+    return true;
+}
+
+/* ---- planning ---- */
+static void group_free(fgroup *g) {
+    free(g->steps);
+    free(g->vids);
+    free(g->outs);
+    free(g->out_vid);
+}
+
+void tt_host_fuse_free(tt_host_fusion *f) {
+    if (!f) return;
+    for (int32_t i = 0; i < f->n_groups; i++) group_free(&f->groups[i]);
+    free(f->groups);
+    free(f->group_of);
+    free(f->internal);
+    free(f);
+}
+
+/* Finishes group gi from its members (nodes whose group_of is gi): steps, outputs, buffers. A group of one
+ * member is dissolved (the plain kernel runs it). Returns false on out of memory. */
+static bool close_group(tt_host_fusion *f, const tt_ir_program *p, int32_t gi, const int32_t *members,
+                        int32_t n_members, const int32_t *uses_outside, int32_t *vid_of) {
+    fgroup *g = &f->groups[gi];
+    if (n_members < 2) {
+        for (int32_t i = 0; i < n_members; i++) f->group_of[members[i]] = -1;
+        f->n_groups--;
+        return true;
+    }
+    gbuild b = {p, g, vid_of, 0};
+    bool ok = true;
+    for (int32_t i = 0; i < n_members && ok; i++) ok = add_member(&b, &p->nodes[members[i]]);
+    /* Outputs: member values read outside the group, stored right after the step that makes them. */
+    g->outs = malloc((size_t)n_members * sizeof *g->outs);
+    g->out_vid = malloc((size_t)n_members * sizeof *g->out_vid);
+    int32_t *order = malloc((size_t)n_members * sizeof *order);
+    ok = ok && g->outs && g->out_vid && order;
+    int32_t no = 0;
+    for (int32_t i = 0; ok && i < n_members; i++) {
+        tt_ir_value v = p->nodes[members[i]].outputs[0];
+        if (uses_outside[v]) {
+            g->outs[no] = v;
+            g->out_vid[no] = vid_of[v];
+            no++;
+        } else {
+            f->internal[v] = true;
+        }
+    }
+    g->n_outs = no;
+    if (ok) {
+        /* Group outputs by the step that defines them (stable). */
+        int32_t k = 0;
+        for (int32_t s = 0; s < g->n_steps; s++) {
+            g->steps[s].first_out = k;
+            for (int32_t o = 0; o < no; o++)
+                if (g->out_vid[o] == s) order[k++] = o;
+            g->steps[s].n_out = k - g->steps[s].first_out;
+        }
+        tt_ir_value *tv = malloc((size_t)(no ? no : 1) * sizeof *tv);
+        if (!tv) ok = false;
+        else {
+            for (int32_t o = 0; o < no; o++) tv[o] = g->outs[order[o]];
+            for (int32_t o = 0; o < no; o++) {
+                g->outs[o] = tv[o];
+                g->out_vid[o] = vid_of[tv[o]];
+            }
+            free(tv);
+        }
+    }
+    free(order);
+    for (int32_t i = 0; i < n_members; i++) {
+        const tt_ir_node *n = &p->nodes[members[i]];
+        vid_of[n->outputs[0]] = -1;
+        for (int32_t j = 0; j < n->n_inputs; j++) vid_of[p->operands[n->inputs_offset + j]] = -1;
+    }
+    if (!ok) return false;
+    /* Direct pointers: native loads read in place; a step whose one output is native writes in place. */
+    for (int32_t s = 0; s < g->n_steps; s++) {
+        fstep *st = &g->steps[s];
+        fvid *vd = &g->vids[s];
+        for (int32_t i = 0; i < st->n_in; i++) g->vids[st->in[i]].last = s;
+        if (st->kind == S_LOAD && native(st->in_dt)) vd->direct_in = true;
+        if (st->kind != S_LOAD && st->kind != S_SPLAT && st->kind != S_BCAST && st->n_out == 1 &&
+            p->types[g->outs[st->first_out]].dtype == st->out_dt && native(st->out_dt))
+            vd->direct_out = g->outs[st->first_out];
+    }
+    /* Tile buffers by liveness; an op may write over an operand that dies at it (in-place safe). */
+    int32_t *free_list = malloc((size_t)g->n_steps * sizeof *free_list);
+    if (!free_list) return false;
+    int32_t n_free = 0, n_bufs = 0;
+    for (int32_t s = 0; s < g->n_steps; s++) {
+        fstep *st = &g->steps[s];
+        for (int32_t i = 0; i < st->n_in; i++) {
+            fvid *iv = &g->vids[st->in[i]];
+            bool dup = false;
+            for (int32_t j = 0; j < i; j++) dup |= st->in[j] == st->in[i];
+            if (!dup && iv->last == s && iv->buf >= 0) free_list[n_free++] = iv->buf;
+        }
+        fvid *vd = &g->vids[s];
+        if (vd->direct_in || vd->direct_out >= 0) continue;
+        vd->buf = n_free ? free_list[--n_free] : n_bufs++;
+        /* A value nobody reads (stored only) frees its buffer at once. */
+        if (vd->last == s) free_list[n_free++] = vd->buf;
+    }
+    free(free_list);
+    g->n_bufs = n_bufs;
+    int nt = tt_host_num_threads();
+    int64_t tiles = (g->n + TILE - 1) / TILE;
+    int64_t parts = (int64_t)nt * 4 < MAX_PARTS ? (int64_t)nt * 4 : MAX_PARTS;
+    g->max_parts = (int32_t)(tiles < parts ? tiles : parts);
+    /* Per part: the buffers, a conversion temporary, the pointer table. */
+    g->part_bytes = (size_t)(n_bufs + 1) * TILE * 8 + ((size_t)g->n_vids * sizeof(void *) + 63) / 64 * 64;
+    return true;
+}
+
+tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
+    *out = NULL;
+    int32_t nn = p->n_nodes, nv = p->n_values;
+    tt_host_fusion *f = calloc(1, sizeof *f);
+    int32_t *members = malloc(((size_t)nn + 1) * sizeof *members);
+    int32_t *uses_outside = calloc((size_t)nv + 1, sizeof *uses_outside);
+    int32_t *vid_of = malloc(((size_t)nv + 1) * sizeof *vid_of);
+    if (!f || !members || !uses_outside || !vid_of) goto oom;
+    f->groups = calloc((size_t)nn + 1, sizeof *f->groups);
+    f->group_of = malloc(((size_t)nn + 1) * sizeof *f->group_of);
+    f->internal = calloc((size_t)nv + 1, sizeof *f->internal);
+    if (!f->groups || !f->group_of || !f->internal) goto oom;
+    for (int32_t v = 0; v < nv; v++) vid_of[v] = -1;
+    /* TORCHTPU_HOST_FUSE=0 turns fusion off (read per compile: tests compare both paths). */
+    const char *env = getenv("TORCHTPU_HOST_FUSE");
+    bool enabled = !(env && env[0] == '0' && env[1] == 0);
+
+    /* Pass 1: membership. */
+    int32_t open = -1;
+    for (int32_t k = 0; k < nn; k++) {
+        const tt_ir_node *n = &p->nodes[k];
+        f->group_of[k] = -1;
+        bool fuse = enabled && fusible(p, n);
+        int64_t cnt = fuse ? tt_host_numel(&p->types[n->outputs[0]]) : 0;
+        bool close = open >= 0 && fuse && f->groups[open].n != cnt;
+        for (int32_t i = 0; open >= 0 && !close && i < n->n_inputs; i++) {
+            int32_t src = p->value_node[p->operands[n->inputs_offset + i]];
+            if (f->group_of[src] == open && (!fuse || needs_external(p, n, i))) close = true;
+        }
+        if (close) open = -1;
+        if (!fuse) continue;
+        if (open < 0) {
+            open = f->n_groups++;
+            f->groups[open].n = cnt;
+        }
+        f->group_of[k] = open;
+        f->groups[open].exec_node = k;
+    }
+    /* Uses outside each value's group. */
+    for (int32_t k = 0; k < nn; k++) {
+        const tt_ir_node *n = &p->nodes[k];
+        for (int32_t i = 0; i < n->n_inputs; i++) {
+            tt_ir_value v = p->operands[n->inputs_offset + i];
+            int32_t src = p->value_node[v];
+            if (f->group_of[src] < 0 || f->group_of[src] != f->group_of[k]) uses_outside[v] = 1;
+        }
+    }
+    for (int32_t o = 0; o < p->n_outputs; o++) uses_outside[p->outputs[o]] = 1;
+    /* Pass 2: build each group (dissolving single-member ones), renumbering the survivors. */
+    int32_t n_planned = f->n_groups;
+    f->n_groups = 0;
+    for (int32_t gi = 0; gi < n_planned; gi++) {
+        int32_t nm = 0;
+        for (int32_t k = 0; k < nn; k++)
+            if (f->group_of[k] == gi) members[nm++] = k;
+        int32_t slot = f->n_groups++;
+        if (slot != gi) {
+            f->groups[slot] = f->groups[gi];
+            memset(&f->groups[gi], 0, sizeof f->groups[gi]);
+        }
+        for (int32_t i = 0; i < nm; i++) f->group_of[members[i]] = slot;
+        if (!close_group(f, p, slot, members, nm, uses_outside, vid_of)) goto oom;
+    }
+    free(members);
+    free(uses_outside);
+    free(vid_of);
+    *out = f;
+    return TT_OK;
+oom:
+    free(members);
+    free(uses_outside);
+    free(vid_of);
+    tt_host_fuse_free(f);
+    return tt_error(TT_STATUS_OUT_OF_MEMORY, "host compile: out of host memory planning fusion");
+}
+
+int32_t tt_host_fuse_n_groups(const tt_host_fusion *f) { return f ? f->n_groups : 0; }
+int32_t tt_host_fuse_group_of(const tt_host_fusion *f, int32_t node) { return f ? f->group_of[node] : -1; }
+int32_t tt_host_fuse_exec_node(const tt_host_fusion *f, int32_t group) { return f->groups[group].exec_node; }
+bool tt_host_fuse_internal(const tt_host_fusion *f, tt_ir_value v) { return f && f->internal[v]; }
+size_t tt_host_fuse_scratch_bytes(const tt_host_fusion *f, int32_t group) {
+    return (size_t)f->groups[group].max_parts * f->groups[group].part_bytes;
+}
+
+/* ---- execution ---- */
+static void load_class(tt_host_class c, tt_dtype dt, const void *src, int64_t m, void *dst) {
+    if (c == TT_HOST_CF32) tt_host_load_f32(dt, src, m, dst);
+    else if (c == TT_HOST_CF64) tt_host_load_f64(dt, src, m, dst);
+    else tt_host_load_i64(dt, src, m, dst);
+}
+static void store_class(tt_host_class c, tt_dtype dt, const void *src, int64_t m, void *dst) {
+    if (c == TT_HOST_CF32) tt_host_store_f32(dt, src, m, dst);
+    else if (c == TT_HOST_CF64) tt_host_store_f64(dt, src, m, dst);
+    else tt_host_store_i64(dt, src, m, dst);
+}
+static void splat(tt_host_class c, const void *one, int64_t m, void *dst) {
+    if (c == TT_HOST_CF32) {
+        float v = *(const float *)one, *d = dst;
+        for (int64_t i = 0; i < m; i++) d[i] = v;
+    } else {
+        uint64_t v;
+        memcpy(&v, one, 8);
+        uint64_t *d = dst;
+        for (int64_t i = 0; i < m; i++) d[i] = v;
+    }
+}
+
+static void bcast_tile(const fstep *s, tt_host_class c, const char *src, int64_t off, int64_t m, char *dst) {
+    size_t es = tt_dtype_size(s->in_dt), cs = class_size(c);
+    int32_t r = s->rank;
+    int64_t idx[TT_MAX_RANK], rem = off;
+    for (int32_t d = r - 1; d >= 0; d--) {
+        idx[d] = rem % s->dims[d];
+        rem /= s->dims[d];
+    }
+    int64_t inner = s->dims[r - 1], istr = s->str[r - 1];
+    for (int64_t i = 0; i < m;) {
+        int64_t base = 0;
+        for (int32_t d = 0; d < r; d++) base += idx[d] * s->str[d];
+        int64_t run = inner - idx[r - 1] < m - i ? inner - idx[r - 1] : m - i;
+        char *o = dst + (size_t)i * cs;
+        if (istr == 0) {
+            uint64_t one[1];
+            load_class(c, s->in_dt, src + base * (int64_t)es, 1, one);
+            splat(c, one, run, o);
+        } else if (istr == 1) {
+            load_class(c, s->in_dt, src + base * (int64_t)es, run, o);
+        } else {
+            for (int64_t j = 0; j < run; j++)
+                load_class(c, s->in_dt, src + (base + j * istr) * (int64_t)es, 1, o + (size_t)j * cs);
+        }
+        i += run;
+        idx[r - 1] += run;
+        for (int32_t d = r - 1; d > 0 && idx[d] >= s->dims[d]; d--) {
+            idx[d] = 0;
+            idx[d - 1]++;
+        }
+    }
+}
+
+typedef struct fjob {
+    const fgroup *g;
+    const tt_ir_program *p;
+    void *const *vals;
+    char *scratch;
+    int64_t per_part; /* elements per part, a multiple of TILE */
+} fjob;
+
+static void run_tile(const fjob *j, char *part, int64_t off, int64_t m) {
+    const fgroup *g = j->g;
+    const tt_ir_program *p = j->p;
+    char *tmp = part + (size_t)g->n_bufs * TILE * 8;
+    void **ptr = (void **)(void *)(tmp + (size_t)TILE * 8);
+    for (int32_t s = 0; s < g->n_steps; s++) {
+        const fstep *st = &g->steps[s];
+        const fvid *vd = &g->vids[s];
+        tt_host_class c = vd->cls;
+        void *o;
+        if (vd->direct_out >= 0)
+            o = (char *)j->vals[vd->direct_out] + off * (int64_t)class_size(c);
+        else if (vd->direct_in)
+            o = (char *)j->vals[st->src] + off * (int64_t)tt_dtype_size(st->in_dt);
+        else
+            o = part + (size_t)vd->buf * TILE * 8;
+        ptr[s] = o;
+        const char *src = st->kind <= S_BCAST ? j->vals[st->src] : NULL;
+        switch (st->kind) {
+        case S_LOAD:
+            if (!vd->direct_in) load_class(c, st->in_dt, src + off * (int64_t)tt_dtype_size(st->in_dt), m, o);
+            break;
+        case S_SPLAT: {
+            uint64_t one[1];
+            load_class(c, st->in_dt, src, 1, one);
+            splat(c, one, m, o);
+        } break;
+        case S_BCAST: bcast_tile(st, c, src, off, m, o); break;
+        case S_EW: {
+            tt_host_class ic = g->vids[st->in[0]].cls;
+            const void *a = ptr[st->in[0]], *b = st->n_in > 1 ? ptr[st->in[1]] : NULL;
+            const void *cc = st->n_in > 2 ? ptr[st->in[2]] : NULL;
+            if (st->op == TT_OP_COMPARE || st->op == TT_OP_IS_FINITE) {
+                uint8_t *u = (uint8_t *)tmp;
+                int64_t *oi = o;
+                tt_host_ew_compare(ic, st->op, st->cmp, a, b, u, m);
+                for (int64_t i = m - 1; i >= 0; i--) oi[i] = u[i];
+                break;
+            }
+            tt_host_ew_math(ic, st->op, st->in_dt, a, b, cc, o, m);
+            if (!native(st->out_dt)) {
+                store_class(c, st->out_dt, o, m, tmp);
+                load_class(c, st->out_dt, tmp, m, o);
+            }
+        } break;
+        case S_CONVERT:
+            store_class(g->vids[st->in[0]].cls, st->out_dt, ptr[st->in[0]], m, tmp);
+            load_class(c, st->out_dt, tmp, m, o);
+            break;
+        case S_SELECT: {
+            const int64_t *pr = ptr[st->in[0]];
+            if (c == TT_HOST_CF32) {
+                const float *t = ptr[st->in[1]], *f = ptr[st->in[2]];
+                float *d = o;
+                for (int64_t i = 0; i < m; i++) d[i] = pr[i] ? t[i] : f[i];
+            } else {
+                const uint64_t *t = ptr[st->in[1]], *f = ptr[st->in[2]];
+                uint64_t *d = o;
+                for (int64_t i = 0; i < m; i++) d[i] = pr[i] ? t[i] : f[i];
+            }
+        } break;
+        }
+        for (int32_t k = st->first_out; k < st->first_out + st->n_out; k++) {
+            if (vd->direct_out >= 0) continue;
+            tt_ir_value v = g->outs[k];
+            tt_dtype dt = p->types[v].dtype;
+            store_class(c, dt, o, m, (char *)j->vals[v] + off * (int64_t)tt_dtype_size(dt));
+        }
+    }
+}
+
+static void run_parts(void *user, int64_t begin, int64_t end) {
+    const fjob *j = user;
+    for (int64_t part = begin; part < end; part++) {
+        char *scr = j->scratch + (size_t)part * j->g->part_bytes;
+        int64_t lo = part * j->per_part, hi = lo + j->per_part < j->g->n ? lo + j->per_part : j->g->n;
+        for (int64_t off = lo; off < hi; off += TILE) run_tile(j, scr, off, hi - off < TILE ? hi - off : TILE);
+    }
+}
+
+tt_status tt_host_fuse_run(const tt_host_fusion *f, int32_t group, const tt_ir_program *p, void *const *vals,
+                           void *scratch) {
+    const fgroup *g = &f->groups[group];
+    int64_t tiles = (g->n + TILE - 1) / TILE;
+    /* Small groups run inline in one part; big ones over up to max_parts parts. */
+    int64_t parts = g->n < TT_HOST_GRAIN ? 1 : g->max_parts;
+    int64_t per_tiles = (tiles + parts - 1) / parts;
+    fjob j = {g, p, vals, scratch, per_tiles * TILE};
+    parts = (tiles + per_tiles - 1) / per_tiles;
+    if (parts > 1) tt_host_parallel_for(parts, 1, run_parts, &j);
+    else run_parts(&j, 0, 1);
+    return TT_OK;
+}
