@@ -21,6 +21,8 @@ DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "int64": torch.i
 MAX_SAMPLES = int(os.environ.get("OPINFO_MAX_SAMPLES", "8"))
 MAX_SAMPLE_NUMEL = 1 << 20  # samples bigger than this are skipped: they only cost time on 2 cores
 CASE_TIMEOUT_S = int(os.environ.get("OPINFO_TIMEOUT", "30"))
+# Extra ways to call each op beyond its function variant: "method" (x.op(...)) and "inplace" (x.clone().op_(...)).
+VARIANTS = tuple(v for v in os.environ.get("OPINFO_VARIANTS", "").split(",") if v)
 
 # Ops whose values are random or uninitialized: only shape, dtype and device are compared.
 NONDETERMINISTIC = {
@@ -196,6 +198,16 @@ def _to_cpu_sample(x):
     return x
 
 
+def _mentions_tpu(x):
+    if _is_tpu_device(x) or (isinstance(x, torch.Tensor) and x.device.type == "tpu"):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_mentions_tpu(v) for v in x)
+    if isinstance(x, dict):
+        return any(_mentions_tpu(v) for v in x.values())
+    return False
+
+
 def _mentions_cpu(x):
     if _is_cpu_device(x):
         return True
@@ -312,12 +324,12 @@ def _f32_to_bf16(x):
     return x
 
 
-def _matches_upcast(op, cpu_sample, actual, tol):
+def _matches_upcast(fn, cpu_sample, actual, tol):
     """bfloat16: the CPU's own bf16 kernels often round intermediates (conv_transpose, grid_sampler accumulate in
     bf16); a tpu result that matches the float32 computation rounded once to bf16 is right, not wrong."""
     try:
         up = cpu_sample.transform(_bf16_to_f32)
-        ref = _f32_to_bf16(_call(op, up))
+        ref = _f32_to_bf16(_call(fn, up))
         compare(actual, ref, tol)
         return True
     except Exception:
@@ -363,8 +375,10 @@ def _samples(op, dtype):
         return [], e
 
 
-def run_sample(op, sample, dtype, shape_only, fallback=False):
-    """One sample. Returns (status, detail, missing). status: pass | close | wrong | error | not_native."""
+def run_sample(op, sample, dtype, shape_only, fallback=False, fn=None):
+    """One sample of OpInfo `op`, called through fn (default: the OpInfo's function variant).
+    Returns (status, detail, missing). status: pass | close | wrong | error | not_native."""
+    fn = fn or op
     cpu_sample = sample.transform(lambda t: t)  # shallow copy; then the CPU reference by hand (device names too)
     cpu_sample.input = _to_cpu_sample(sample.input)
     cpu_sample.args = _to_cpu_sample(sample.args)
@@ -372,14 +386,14 @@ def run_sample(op, sample, dtype, shape_only, fallback=False):
     tpu_sample = sample
     exp_exc = None
     try:
-        expected = _call(op, cpu_sample)
+        expected = _call(fn, cpu_sample)
     except Exception as e:
         exp_exc = e
     act_exc = None
     actual = None
     try:
         with torch.tpu.cpu_fallback_mode(fallback):
-            out = _call(op, tpu_sample)
+            out = _call(fn, tpu_sample)
             torch.tpu.synchronize()
             devs = _devices(out, set())
             actual = _to_cpu(out)
@@ -401,14 +415,15 @@ def run_sample(op, sample, dtype, shape_only, fallback=False):
         return "error", _short(act_exc) + (f" (CPU raised {_short(exp_exc, 100)})" if exp_exc else ""), ""
     if exp_exc is not None:
         return "error", f"CPU raised {_short(exp_exc)} but tpu did not", ""
-    if "cpu" in devs and not _mentions_cpu((tpu_sample.input, tpu_sample.args, tpu_sample.kwargs)):
+    everything = (tpu_sample.input, tpu_sample.args, tpu_sample.kwargs)
+    if "cpu" in devs and _mentions_tpu(everything) and not _mentions_cpu(everything):
         return "wrong", "a result tensor is on the cpu, not the tpu", ""
     try:
         compare(actual, expected, tolerances(op, dtype), shape_only)
         return "pass", "", ""
     except Mismatch as e:
         first = str(e)
-    if dtype == torch.bfloat16 and not shape_only and _matches_upcast(op, cpu_sample, actual, tolerances(op, dtype)):
+    if dtype == torch.bfloat16 and not shape_only and _matches_upcast(fn, cpu_sample, actual, tolerances(op, dtype)):
         return "pass", "", ""
     if op.name in TIE_AMBIGUOUS and not shape_only:
         try:
@@ -427,7 +442,18 @@ def run_sample(op, sample, dtype, shape_only, fallback=False):
 _RANK = {"pass": 0, "close": 1, "not_native": 2, "wrong": 3, "error": 4}
 
 
-def run_case(case, timeout=CASE_TIMEOUT_S, fallback=False):
+def _variant_fns(op, variants):
+    """[(label, callable)]: the function variant, then the requested method / in-place variants the OpInfo has."""
+    out = [("", None)]
+    if "method" in variants and op.method_variant is not None:
+        out.append(("method", op.method_variant))
+    if "inplace" in variants and op.inplace_variant is not None:
+        inplace = op.inplace_variant
+        out.append(("inplace", lambda x, *a, **k: inplace(x.clone(), *a, **k)))
+    return out
+
+
+def run_case(case, timeout=CASE_TIMEOUT_S, fallback=False, variants=None):
     """All samples of one case (each runs even after another failed). The case's status is its worst sample's:
     pass < close < not_native < wrong < error; `missing` is the first aten op found without a lowering.
     With fallback=True the CPU fallback stays on, and extra["fallbacks"] names the ops that used it."""
@@ -456,20 +482,26 @@ def run_case(case, timeout=CASE_TIMEOUT_S, fallback=False):
                 continue
             res.n_run += 1
             random_sample = any(isinstance(s.kwargs.get(k), float) and s.kwargs[k] > 0 for k in ("dropout_p", "dropout"))
-            if fallback:  # count only the sample's own fallbacks, not those of making samples
-                torchtpu.reset_metrics()
-            st, detail, miss = run_sample(op, s, dtype, shape_only or random_sample, fallback)
-            if fallback:
-                res.extra.setdefault("fallbacks", set()).update(torchtpu.metrics().get("fallbacks", {}))
-            if st == "pass" and detail:
-                res.extra["both_raised"] = res.extra.get("both_raised", 0) + 1
-                detail = ""
-            if _RANK[st] > _RANK.get(worst, -1) or worst == "no_samples":
-                worst, res.detail, res.failing_sample = st, detail, i
-                if miss:
+            for label, fn in _variant_fns(op, VARIANTS if variants is None else variants):
+                if label == "inplace" and not isinstance(s.input, torch.Tensor):
+                    continue
+                if fallback:  # count only the sample's own fallbacks, not those of making samples
+                    torchtpu.reset_metrics()
+                st, detail, miss = run_sample(op, s, dtype, shape_only or random_sample, fallback, fn)
+                if fallback:
+                    res.extra.setdefault("fallbacks", set()).update(torchtpu.metrics().get("fallbacks", {}))
+                if st == "pass" and detail:
+                    if not label:
+                        res.extra["both_raised"] = res.extra.get("both_raised", 0) + 1
+                    detail = ""
+                if label and detail:
+                    detail = f"[{label} variant] {detail}"
+                if _RANK[st] > _RANK.get(worst, -1) or worst == "no_samples":
+                    worst, res.detail, res.failing_sample = st, detail, i
+                    if miss:
+                        res.missing = miss
+                if st == "not_native" and not res.missing:
                     res.missing = miss
-            if st == "not_native" and not res.missing:
-                res.missing = miss
         res.status = worst
         if res.n_run == 0 and samples:
             res.status, res.detail = "no_samples", "every sample is over the size cap"

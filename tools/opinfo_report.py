@@ -48,12 +48,13 @@ def worker(args):
                "dtype": c.dtype_name}
         out.write(json.dumps({"start": i, "id": c.id}) + "\n")
         out.flush()
-        r = h.run_case(c, timeout=args.timeout)
+        variants = tuple(v for v in args.variants.split(",") if v)
+        r = h.run_case(c, timeout=args.timeout, variants=variants)
         rec.update(status=r.status, detail=r.detail, missing=r.missing, all_missing=[r.missing] if r.missing else [],
                    seconds=round(r.seconds, 3), sample=r.failing_sample, n_run=r.n_run,
                    shape_only=c.op.name in h.NONDETERMINISTIC or c.name in h.NONDETERMINISTIC)
         if r.status == "not_native" and not args.no_fallback_check:
-            rf = h.run_case(c, timeout=args.timeout, fallback=True)
+            rf = h.run_case(c, timeout=args.timeout, fallback=True, variants=variants)
             fb = sorted(rf.extra.get("fallbacks", ()))
             rec["all_missing"] = sorted(set(rec["all_missing"]) | set(fb))
             rec["fallback_status"] = rf.status
@@ -76,6 +77,8 @@ def run_all(args):
             cmd += ["--ops", args.ops]
         if args.no_fallback_check:
             cmd.append("--no-fallback-check")
+        if args.variants:
+            cmd += ["--variants", args.variants]
         with open(log_path, "ab") as log:
             p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, cwd=ROOT)
         cur = None
@@ -240,6 +243,7 @@ def main():
     ap.add_argument("--log", default="/tmp/opinfo_worker.log", help="child stderr")
     ap.add_argument("--timeout", type=int, default=30)
     ap.add_argument("--no-fallback-check", action="store_true")
+    ap.add_argument("--variants", default="", help="also check these call variants: method,inplace")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--start", type=int, default=0, help=argparse.SUPPRESS)

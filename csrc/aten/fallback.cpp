@@ -63,6 +63,7 @@ struct Plan {
     size_t n_inputs = 0;           // leading schema args passed to the lowering
     std::vector<size_t> targets;   // written args (inplace: {0}; out: the out args)
     size_t n_results = 0;          // results the lowering produces
+    size_t n_defaulted = 0;        // trailing optional functional args an out= form lacks (factory dtype=...)
     std::vector<ArgKind> kinds;    // per input
 };
 
@@ -113,7 +114,9 @@ static const std::unordered_map<std::string, std::vector<std::string>>& lowered_
     return table;
 }
 
-// The functional lowering whose leading arguments are named like the first n args of schema.
+// The functional lowering whose leading arguments are named like the first n args of schema. Out= forms of
+// factories (arange.start_out) lack the functional's trailing keyword-only options (dtype, layout, device...):
+// those are passed as None, and the result is converted to the out tensor's dtype.
 static bool find_functional(const std::string& base, const std::string& prefer_overload,
                             const c10::FunctionSchema& schema, size_t n, Plan& plan) {
     auto it = lowered_overloads().find(base);
@@ -129,10 +132,13 @@ static bool find_functional(const std::string& base, const std::string& prefer_o
         auto h = c10::Dispatcher::singleton().findSchema({base, ovl});
         if (!h) continue;
         const auto& fs = h->schema();
-        if (fs.arguments().size() != n) continue;
+        if (fs.arguments().size() < n) continue;
         bool same = true;
         for (size_t i = 0; i < n && same; i++) same = fs.arguments()[i].name() == schema.arguments()[i].name();
+        for (size_t i = n; i < fs.arguments().size() && same; i++)
+            same = fs.arguments()[i].kwarg_only() && fs.arguments()[i].type()->kind() == c10::TypeKind::OptionalType;
         if (!same) continue;
+        plan.n_defaulted = fs.arguments().size() - n;
         plan.fn = fn;
         plan.lowered = key;
         plan.n_results = fs.returns().size();
@@ -165,7 +171,9 @@ static Plan make_plan(const c10::OperatorHandle& op) {
             plan.lowered = plan.key;
             plan.n_results = 1;
         } else if (!name.empty() && name.back() == '_') {
-            find_functional(name.substr(0, name.size() - 1), ovl, schema, args.size(), plan);
+            std::string base = name.substr(0, name.size() - 1);  // add_ -> add; normal_ -> normal_functional
+            if (!find_functional(base, ovl, schema, args.size(), plan))
+                find_functional(base + "_functional", ovl, schema, args.size(), plan);
         }
         if (plan.n_results != 1) plan.fn = nullptr;
     } else {
@@ -268,7 +276,11 @@ static bool tensor_arg(OpBuild& ob, const at::Tensor& t, tt_arg& a) {
 }
 
 static bool build_args(OpBuild& ob, const Plan& plan, torch::jit::Stack* stack, size_t first) {
-    ob.args.resize(plan.n_inputs);
+    ob.args.assign(plan.n_inputs + plan.n_defaulted, tt_arg{});
+    for (size_t i = plan.n_inputs; i < ob.args.size(); i++) {
+        ob.args[i].kind = TT_ARG_NONE;
+        ob.args[i].value = TT_IR_NONE;
+    }
     ob.int_lists.reserve(plan.n_inputs);
     ob.value_lists.reserve(plan.n_inputs);
     for (size_t i = 0; i < plan.n_inputs; i++) {

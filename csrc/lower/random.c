@@ -497,7 +497,7 @@ const tt_lower_entry tt_lower_table_random[] = {
     {"aten::randperm", tt_lower_randperm},
     {"aten::randperm.generator", tt_lower_randperm_gen},
     {"aten::uniform", tt_lower_uniform},
-    {"aten::normal.functional", tt_lower_normal_functional},
+    {"aten::normal_functional", tt_lower_normal_functional},
     {"aten::normal.Tensor_float", tt_lower_normal_tensors},
     {"aten::normal.float_Tensor", tt_lower_normal_tensors},
     {"aten::normal.Tensor_Tensor", tt_lower_normal_tensors},

@@ -39,36 +39,55 @@ static inline double tail(double r) {
     return C2 + r * (C3 + r * (C4 + r * (C5 + r * (C6 + r * (C7 + r * (C8 + r * (C9 + r * (C10 + r * (C11 + r * C12)))))))));
 }
 
-/* Splits d (|d| <= 128, or NaN) into 2^k (as *s) and r; returns r. */
-static inline double split(double d, double *s) {
-    double t = d * LOG2E + SHIFT;
-    double kd = t - SHIFT;
+/* 2^k for the integer k held in t = k + SHIFT (its low mantissa bits, two's complement). */
+static inline double pow2_of(double t) {
     uint64_t bits;
     memcpy(&bits, &t, 8);
-    /* t's low bits hold k + 2^51 + 2^52 (two's complement in the mantissa); rebuild 2^k's exponent field. */
     uint64_t e = (bits - 0x4338000000000000ull + 1023u) << 52;
-    memcpy(s, &e, 8);
-    return (d - kd * LN2_HI) - kd * LN2_LO;
+    double s;
+    memcpy(&s, &e, 8);
+    return s;
 }
 
-void tt_host_vexp_f32(const float *x, float *o, int64_t m) {
+/* |v| clamped to lim, sign kept, NaN kept (it then propagates through the arithmetic). Done on the bits
+ * (non-negative doubles order like integers): GCC will not turn float branches around trapping math into vector
+ * selects. */
+static inline double clamp_abs(double v, double lim) {
+    uint64_t b, l;
+    memcpy(&b, &v, 8);
+    memcpy(&l, &lim, 8);
+    uint64_t sign = b & 0x8000000000000000ull, mag = b & 0x7fffffffffffffffull;
+    mag = (mag < l || mag > 0x7ff0000000000000ull) ? mag : l;
+    b = sign | mag;
+    memcpy(&v, &b, 8);
+    return v;
+}
+
+/* Baseline x86-64 (SSE2) has no 64-bit integer compare, so the loops vectorize only with AVX2: clone them. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define VEC_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define VEC_CLONES
+#endif
+
+VEC_CLONES void tt_host_vexp_f32(const float *x, float *o, int64_t m) {
     for (int64_t i = 0; i < m; i++) {
-        double d = (double)x[i];
-        /* Beyond these f32 exp is inf / 0 anyway; NaN passes (comparisons are false). */
-        d = d < -110.0 ? -110.0 : d;
-        d = d > 100.0 ? 100.0 : d;
-        double s, r = split(d, &s);
+        /* Beyond +-110 f32 exp is inf / 0 anyway. */
+        double d = clamp_abs((double)x[i], 110.0);
+        double t = d * LOG2E + SHIFT, kd = t - SHIFT;
+        double r = (d - kd * LN2_HI) - kd * LN2_LO;
         double p = 1.0 + r + r * r * tail(r);
+        double s = pow2_of(t);
         o[i] = (float)(p * s);
     }
 }
 
-void tt_host_vtanh_f32(const float *x, float *o, int64_t m) {
+VEC_CLONES void tt_host_vtanh_f32(const float *x, float *o, int64_t m) {
     for (int64_t i = 0; i < m; i++) {
         float xf = x[i];
-        double a = fabs((double)xf);
-        a = a > 20.0 ? 20.0 : a; /* tanh(20) rounds to 1 */
-        double s, r = split(2.0 * a, &s);
+        double a = fabs(clamp_abs((double)xf, 20.0)); /* tanh(20) rounds to 1 */
+        double d = 2.0 * a, tt = d * LOG2E + SHIFT, kd = tt - SHIFT;
+        double r = (d - kd * LN2_HI) - kd * LN2_LO, s = pow2_of(tt);
         double p1 = r + r * r * tail(r);      /* expm1(r) */
         double em1 = s * p1 + (s - 1.0);      /* expm1(2a) = 2^k (1 + p1) - 1 */
         double t = em1 / (em1 + 2.0);
