@@ -923,6 +923,53 @@ static void test_the_planner_fuses_whole_chains_and_stops_at_reductions(void) {
     TT_CHECK(g == 0 && in == 0);
 }
 
+/* The vectorized exp / tanh / erf round the double-precision result once: equal to (float)exp((double)x) on a sweep
+ * of f32 bit patterns, with the special values exact. */
+static void test_vector_exp_tanh_and_erf_are_correctly_rounded_with_exact_special_values(void) {
+    enum { N = 200000 };
+    float *x = malloc(N * sizeof *x), *e = malloc(N * sizeof *e), *t = malloc(N * sizeof *t);
+    float *r = malloc(N * sizeof *r);
+    if (!x || !e || !t || !r) goto out;
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t bits = (uint32_t)((uint64_t)i * 2654435761u * 7u);
+        memcpy(&x[i], &bits, 4);
+    }
+    const float sp[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 88.72f, 88.73f, -87.3f, -103.9f, -104.0f, 1e-30f, -1e-8f, 9.0f};
+    memcpy(x, sp, sizeof sp);
+    tt_host_vexp_f32(x, e, N);
+    tt_host_vtanh_f32(x, t, N);
+    tt_host_verf_f32(x, r, N);
+    int bad = 0;
+    for (int i = 0; i < N && bad < 5; i++) {
+        float we = (float)exp((double)x[i]), wt = (float)tanh((double)x[i]), wr = (float)erf((double)x[i]);
+        bool ok = (isnan(we) ? isnan(e[i]) : memcmp(&we, &e[i], 4) == 0) &&
+                  (isnan(wt) ? isnan(t[i]) : memcmp(&wt, &t[i], 4) == 0) &&
+                  (isnan(wr) ? isnan(r[i]) : memcmp(&wr, &r[i], 4) == 0);
+        if (!ok) {
+            fprintf(stderr, "  x=%a: exp %a want %a, tanh %a want %a, erf %a want %a\n", x[i], e[i], we, t[i], wt,
+                    r[i], wr);
+            bad++;
+        }
+    }
+    TT_CHECK(bad == 0);
+    /* A dense sweep of erf's polynomial / Taylor switch and its tail. */
+    for (int i = 0; i < N; i++) x[i] = (float)(i - N / 2) * (9.0f / N);
+    tt_host_verf_f32(x, r, N);
+    for (int i = 0, nb = 0; i < N && nb < 5; i++) {
+        float wr = (float)erf((double)x[i]);
+        if (memcmp(&wr, &r[i], 4) != 0) {
+            fprintf(stderr, "  erf(%a) = %a want %a\n", x[i], r[i], wr);
+            TT_CHECK(0);
+            nb++;
+        }
+    }
+out:
+    free(r);
+    free(x);
+    free(e);
+    free(t);
+}
+
 /* A fused gelu against libm, so the fused path is also checked against an independent reference. */
 static void test_fused_gelu_matches_the_formula(void) {
     enum { N = FR * FC };
@@ -984,6 +1031,8 @@ int main(void) {
         {"fused elementwise groups equal the unfused interpreter bit for bit",
          test_fused_elementwise_groups_equal_the_unfused_interpreter_bit_for_bit},
         {"fused gelu matches the formula", test_fused_gelu_matches_the_formula},
+        {"vector exp, tanh and erf are correctly rounded with exact special values",
+         test_vector_exp_tanh_and_erf_are_correctly_rounded_with_exact_special_values},
         {"the planner fuses whole chains and stops at reductions",
          test_the_planner_fuses_whole_chains_and_stops_at_reductions},
         {NULL, NULL},

@@ -5,9 +5,10 @@
     python3 tools/opinfo_report.py --dtypes float32,bfloat16,int64,bool --ops add,sum
 
 Cases run in a child process so a crash (segfault) costs one case, not the run: the parent records it as "crash"
-and restarts the child after it (so cases the pytest known-failures list skips as crashes do run here). A case that fails for a missing lowering is run again with the CPU fallback on,
-to tell "fallback-only" (right numbers through the fallback) from cases that fail either way, and to list every
-aten op it falls back on (torchtpu.metrics()["fallbacks"]).
+and restarts the child after it (so cases the pytest known-failures list skips as crashes do run here). A case
+that fails for a missing lowering is run again with the CPU fallback on, to tell "fallback-only" (right numbers
+through the fallback) from cases that fail either way, and to list every aten op it falls back on
+(torchtpu.metrics()["fallbacks"]). --variants method,inplace also checks x.op(...) and x.clone().op_(...).
 """
 import argparse
 import collections
@@ -57,6 +58,7 @@ def worker(args):
             rf = h.run_case(c, timeout=args.timeout, fallback=True, variants=variants)
             fb = sorted(rf.extra.get("fallbacks", ()))
             rec["all_missing"] = sorted(set(rec["all_missing"]) | set(fb))
+            rec["declined"] = [m for m in rec["all_missing"] if m.startswith("aten::") and h.has_lowering(m)]
             rec["fallback_status"] = rf.status
             rec["fallback_detail"] = rf.detail
             if rf.status in ("pass", "close"):
@@ -156,6 +158,13 @@ def summarize(recs, dtypes):
         if r.get("missing"):
             first[r["missing"]] += 1
     s["missing"] = sorted(blocks, key=lambda m: (-blocks[m], -sole[m], m))
+    every = collections.Counter()  # over every dtype's cases
+    for r in recs:
+        if r["status"] in ("not_native", "fallback_only"):
+            for m in set(r.get("all_missing") or []) | ({r["missing"]} if r.get("missing") else set()):
+                every[m] += 1
+    s["missing_all_dtypes"] = every
+    s["declined"] = {m for r in base for m in r.get("declined", ())}
     s["blocks"], s["sole"], s["first"] = blocks, sole, first
     s["wrong"] = [r for r in recs if r["status"] in ("wrong", "close")
                   or (r["status"] == "not_native" and r.get("fallback_status") == "wrong")]
@@ -176,20 +185,27 @@ def write_markdown(path, recs, s, dtypes, elapsed):
     L.append("Each OpInfo entry of `torch.testing._internal.common_methods_invocations.op_db` runs its first "
              "samples (tests/opinfo_harness.py) on the tpu with the CPU fallback off, against the CPU. "
              "Statuses: **native pass** (float32: assert_close default tolerance, bf16: 1.6e-2, ints/bool: exact); "
-             "**native close** (within float32 1e-3 or bfloat16 5e-2 only); **wrong** (numbers differ); **error** (an exception the CPU "
+             "**native close** (within float32 1e-3 or bfloat16 5e-2 only); **wrong** (numbers differ); "
+             "**error** (an exception the CPU "
              "does not raise); **not native** (an aten op has no lowering, and the case fails with the fallback on "
              "too); **fallback-only** (right numbers only with the CPU fallback on); **crash**/**timeout**. Random and "
              "uninitialized-memory ops compare shape and dtype only (marked \"shape only\"). `dtype:X` and "
-             "`layout:sparse` in the missing list are dtypes and layouts the tpu lacks, not aten ops.\n\n")
+             "`layout:sparse` in the missing list are dtypes and layouts the tpu lacks, not aten ops. A bfloat16 result "
+             "passes when it matches the CPU's bf16 kernel or the float32 computation rounded once to bf16 (several CPU "
+             "bf16 kernels accumulate in bf16). Index outputs of sort/topk/kthvalue/median/mode are checked by the "
+             "values they point at (ties).\n\n")
     L.append("## Summary\n\n")
     L.append(f"- float32 OpInfo entries passing natively: **{s['f32_pass']}** of {s['f32_total']} "
              f"({s['f32_pass_close']} counting 'close'); the bar is 200.\n")
     for dt, cnt in s["by_dtype"].items():
         L.append(f"- {dt}: " + ", ".join(f"{STATUS_LABEL.get(k, k)} {v}" for k, v in cnt.most_common()) + "\n")
     L.append("\n## Missing aten ops, by OpInfo entries they block (float32)\n\n")
+    L.append("\"declined\": a lowering of that op exists but returned unsupported for these arguments (or the shim "
+             "did not match this overload to it).\n\n")
     L.append("| rank | aten op | entries blocked | only missing op | first missing op |\n|---|---|---|---|---|\n")
     for i, m in enumerate(s["missing"], 1):
-        L.append(f"| {i} | `{m}` | {s['blocks'][m]} | {s['sole'][m]} | {s['first'][m]} |\n")
+        d = " (declined)" if m in s["declined"] else ""
+        L.append(f"| {i} | `{m}`{d} | {s['blocks'][m]} | {s['sole'][m]} | {s['first'][m]} |\n")
     L.append("\n## Wrong numbers\n\n")
     if not s["wrong"]:
         L.append("None.\n")
@@ -222,7 +238,11 @@ def status_text(recs, s, top=60):
         L.append(f"  {dt}: " + ", ".join(f"{k} {v}" for k, v in cnt.most_common()) + "\n")
     L.append("\nmissing aten ops (float32 OpInfo entries blocked / entries where it is the only missing op):\n")
     for m in s["missing"][:top]:
-        L.append(f"  {s['blocks'][m]:4d} {s['sole'][m]:4d}  {m}\n")
+        d = "  (a lowering exists: declined these arguments)" if m in s["declined"] else ""
+        L.append(f"  {s['blocks'][m]:4d} {s['sole'][m]:4d}  {m}{d}\n")
+    if len(s["by_dtype"]) > 1:
+        L.append("\nmissing aten ops over every dtype checked (cases blocked), top 40:\n  ")
+        L.append(", ".join(f"{m} {n}" for m, n in s["missing_all_dtypes"].most_common(40)) + "\n")
     L.append("\nwrong numbers (status, case, detail; reproducer below each):\n")
     for r in s["wrong"]:
         d = r.get("detail") if r["status"] != "not_native" else "via fallback: " + (r.get("fallback_detail") or "")

@@ -200,17 +200,19 @@ static Plan make_plan(const c10::OperatorHandle& op) {
     return plan;
 }
 
+// Plans live for the process; each thread keeps a lock-free view of the ones it has used (the per-op path).
 static const Plan& plan_for(const c10::OperatorHandle& op) {
+    static thread_local std::unordered_map<const c10::FunctionSchema*, const Plan*> local;
+    const c10::FunctionSchema* k = &op.schema();
+    auto hit = local.find(k);
+    if (hit != local.end()) return *hit->second;
     static std::mutex mu;
     static std::unordered_map<const c10::FunctionSchema*, std::unique_ptr<Plan>> plans;
-    const c10::FunctionSchema* k = &op.schema();
     std::lock_guard<std::mutex> g(mu);
     auto it = plans.find(k);
-    if (it != plans.end()) return *it->second;
-    auto p = std::make_unique<Plan>(make_plan(op));
-    const Plan& ref = *p;
-    plans.emplace(k, std::move(p));
-    return ref;
+    if (it == plans.end()) it = plans.emplace(k, std::make_unique<Plan>(make_plan(op))).first;
+    local.emplace(k, it->second.get());
+    return *it->second;
 }
 
 // ---- building one op ---------------------------------------------------------------------------------------------

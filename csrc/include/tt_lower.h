@@ -163,6 +163,8 @@ extern const tt_lower_entry tt_lower_table_sort[];
 extern const tt_lower_entry tt_lower_table_creation[];
 extern const tt_lower_entry tt_lower_table_dynamic[];    /* dynamic.c: static forms of data-dependent ops */
 extern const tt_lower_entry tt_lower_table_activation[]; /* activation.c (elementwise family, second file) */
+/* Additions (lower-gaps). */
+extern const tt_lower_entry tt_lower_table_resample[];   /* resample.c: upsample, reflection/replication pad */
 
 #ifdef __cplusplus
 }

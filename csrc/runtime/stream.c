@@ -15,17 +15,16 @@
  * what the user is told ("this op failed; everything after it did not run"). */
 #include "rt_internal.h"
 
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+/* Pause-and-look rounds (about a microsecond) before the worker sleeps. Short on purpose: with the wake-up rule
+ * below, small ops arrive in batches, and a long spin makes the worker take them one by one, bouncing every
+ * cache line of the ring and of the storages' counts between the two cores, and steals a core on a busy box. */
 #ifndef TT_RT_SPIN
-#define TT_RT_SPIN 256        /* pause-and-look rounds (a few microseconds) before the worker yields its core */
-#endif
-#ifndef TT_RT_YIELDS
-#define TT_RT_YIELDS 4        /* sched_yield-and-look rounds before it sleeps */
+#define TT_RT_SPIN 32
 #endif
 #ifndef TT_RT_WAKE_NS
 #define TT_RT_WAKE_NS 20000   /* estimated queued work that is worth waking a sleeping worker for */
@@ -119,15 +118,11 @@ static void after_item(tt_rt_stream *s, uint64_t done, bool queue_empty) {
     }
 }
 
-/* Waits (spin, then yield, then sleep) until ticket's slot is published; false when stopping with none. */
+/* Waits (spin, then sleep) until ticket's slot is published; false when stopping with none. */
 static bool wait_published(tt_rt_stream *s, tt_rt_work *w, uint64_t ticket) {
     for (int i = 0; i < TT_RT_SPIN; i++) {
         if (published(w, ticket)) return true;
         cpu_relax();
-    }
-    for (int i = 0; i < TT_RT_YIELDS; i++) {
-        if (published(w, ticket)) return true;
-        sched_yield();
     }
     pthread_mutex_lock(&s->mu);
     for (;;) {
@@ -219,7 +214,7 @@ static void wait_space(tt_rt_stream *s, tt_rt_work *w, uint64_t pos) {
     pthread_mutex_lock(&s->mu);
     atomic_fetch_add(&s->space_waiters, 1);
     atomic_thread_fence(memory_order_seq_cst); /* the registration before the look at the slot */
-    wake_worker(s); /* (the depth rule has woken it already; cheap insurance) */
+    if (atomic_load(&s->sleeping)) pthread_cond_signal(&s->cv_work); /* the depth rule woke it already: insurance */
     while ((int64_t)(atomic_load(&w->seq) - pos) < 0) pthread_cond_wait(&s->cv_space, &s->mu);
     atomic_fetch_sub(&s->space_waiters, 1);
     pthread_mutex_unlock(&s->mu);

@@ -114,11 +114,12 @@ typedef struct ew_job {
 EW_MATH(math_f32_libm, float, F32FN, lgammaf_r)
 EW_MATH(math_f64, double, F64FN, lgamma_r)
 
-/* f32: exp, tanh and logistic (softmax, gelu-tanh, sigmoid) through the vectorized host_math.c kernels. */
+/* f32: exp, tanh, erf and logistic (softmax, gelu, sigmoid) through the vectorized host_math.c kernels. */
 static void math_f32(tt_ir_op op, const float *a, const float *b, const float *c, float *o, int64_t m) {
     switch (op) {
     case TT_OP_EXP: tt_host_vexp_f32(a, o, m); break;
     case TT_OP_TANH: tt_host_vtanh_f32(a, o, m); break;
+    case TT_OP_ERF: tt_host_verf_f32(a, o, m); break;
     case TT_OP_LOGISTIC:
         for (int64_t i = 0; i < m; i++) o[i] = -a[i];
         tt_host_vexp_f32(o, o, m);

@@ -107,9 +107,10 @@ tt_status tt_host_fuse_run(const tt_host_fusion *f, int32_t group, const tt_ir_p
 /* Scratch bytes a node's kernel needs (0 for most). */
 size_t tt_host_scratch_bytes(const tt_ir_program *p, const tt_ir_node *n);
 
-/* Vectorized f32 exp and tanh (host_math.c), correctly rounded but for rare near-tie cases; o may equal x. */
+/* Vectorized f32 exp, tanh, erf (host_math.c), correctly rounded but for rare near-tie cases; o may equal x. */
 void tt_host_vexp_f32(const float *x, float *o, int64_t m);
 void tt_host_vtanh_f32(const float *x, float *o, int64_t m);
+void tt_host_verf_f32(const float *x, float *o, int64_t m);
 
 /* Special functions (host_special.c), in double; f32 callers round the result. */
 double tt_host_erfinv(double x);
