@@ -891,6 +891,104 @@ out:
     free(fm);
 }
 
+/* Last-dim max / min / sum over rows long enough for the lane kernels (with tails): all-negative rows, NaN in
+ * the lanes and in the tail, -inf. */
+static void test_row_reductions_over_the_last_dim_take_the_lane_kernels(void) {
+    enum { R = 4, C = 133 };
+    float x[R * C], mx[R], mn[R], sm[R];
+    for (int i = 0; i < R * C; i++) x[i] = -1.0f - (float)((i * 37) % 101) * 0.5f;
+    x[1 * C + 20] = NAN;     /* in the lanes */
+    x[2 * C + C - 2] = NAN;  /* in the tail */
+    x[3 * C + 5] = -INFINITY;
+    tt_ir_builder *b = tt_ir_builder_create();
+    tt_ir_value xv = tt_ir_param(b, TT_F32, 2, DIMS(R, C));
+    tt_ir_builder_add_output(b, tt_ir_reduce(b, TT_REDUCE_MAX, xv, 1, DIMS(1)));
+    tt_ir_builder_add_output(b, tt_ir_reduce(b, TT_REDUCE_MIN, xv, 1, DIMS(1)));
+    tt_ir_builder_add_output(b, tt_ir_reduce(b, TT_REDUCE_ADD, xv, 1, DIMS(1)));
+    TT_CHECK_OK(run(b, (const void *[]){x}, (void *[]){mx, mn, sm}));
+    for (int r = 0; r < R; r++) {
+        double wmax = -INFINITY, wmin = INFINITY, wsum = 0;
+        bool nan = false;
+        for (int c = 0; c < C; c++) {
+            float v = x[r * C + c];
+            nan |= v != v;
+            if (v > wmax) wmax = v;
+            if (v < wmin) wmin = v;
+            wsum += v;
+        }
+        if (nan) {
+            TT_CHECK(isnan(mx[r]) && isnan(mn[r]) && isnan(sm[r]));
+        } else {
+            TT_CHECK(mx[r] == (float)wmax && mn[r] == (float)wmin);
+            if (isinf(wsum)) TT_CHECK(sm[r] == (float)wsum);
+            else TT_CHECK_NEAR(sm[r], wsum, 1e-5 * fabs(wsum));
+        }
+    }
+}
+
+/* Results written in place of the arena (fresh contiguous buffers) next to ones that must be copied: a value
+ * output twice, and a result in the argument's own buffer (an in-place update read by a later node). */
+static void test_results_are_written_directly_unless_they_alias(void) {
+    enum { N = 50000 };
+    float *x = malloc(N * sizeof *x), *r0 = malloc(N * sizeof *r0), *r1 = malloc(N * sizeof *r1);
+    float *r2 = malloc(N * sizeof *r2), *xr = malloc(N * sizeof *xr);
+    if (!x || !r0 || !r1 || !r2 || !xr) goto out;
+    for (int i = 0; i < N; i++) x[i] = (float)(i % 1000) * 0.5f;
+    tt_ir_builder *b = tt_ir_builder_create();
+    tt_ir_value xv = tt_ir_param(b, TT_F32, 1, DIMS(N));
+    tt_ir_value y = tt_ir_binary(b, TT_OP_ADD, xv, kf(b, xv, 1.0));
+    tt_ir_value z = tt_ir_unary(b, TT_OP_NEGATE, tt_ir_reduce(b, TT_REDUCE_ADD, xv, 1, DIMS(0))); /* reads x late */
+    tt_ir_value w = tt_ir_binary(b, TT_OP_MULTIPLY, y, y);
+    tt_ir_builder_add_output(b, w); /* direct */
+    tt_ir_builder_add_output(b, y); /* into x's buffer: copied after everything ran */
+    tt_ir_builder_add_output(b, y); /* again, a fresh buffer */
+    tt_ir_builder_add_output(b, z);
+    tt_ir_program *p = NULL;
+    TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+    tt_ir_builder_destroy(b);
+    tt_executable *exe = NULL;
+    if (p) TT_CHECK_OK(drv()->iface.compile(drv()->ctx, p, &exe));
+    if (!exe) goto done;
+    tt_exec_arg a[1], res[4];
+    memset(a, 0, sizeof a);
+    memset(res, 0, sizeof res);
+    a[0].buffer = upload(x, N * sizeof(float));
+    a[0].strides[0] = 1;
+    res[0].buffer = upload(NULL, N * sizeof(float));
+    res[1].buffer = a[0].buffer;
+    res[2].buffer = upload(NULL, N * sizeof(float));
+    res[3].buffer = upload(NULL, sizeof(float));
+    for (int i = 0; i < 4; i++) res[i].strides[0] = 1;
+    TT_CHECK_OK(drv()->iface.execute(drv()->ctx, 0, exe, a, 1, res, 4));
+    float zs = 0;
+    TT_CHECK_OK(drv()->iface.read(drv()->ctx, res[0].buffer, 0, r0, N * sizeof(float)));
+    TT_CHECK_OK(drv()->iface.read(drv()->ctx, a[0].buffer, 0, xr, N * sizeof(float)));
+    TT_CHECK_OK(drv()->iface.read(drv()->ctx, res[2].buffer, 0, r2, N * sizeof(float)));
+    TT_CHECK_OK(drv()->iface.read(drv()->ctx, res[3].buffer, 0, &zs, sizeof(float)));
+    double sum = 0;
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+        float yy = x[i] + 1.0f;
+        sum += x[i];
+        bad += r0[i] != yy * yy || xr[i] != yy || r2[i] != yy;
+    }
+    TT_CHECK(bad == 0);
+    TT_CHECK_NEAR(zs, -sum, 1e-5 * sum);
+    drv()->iface.buffer_free(drv()->ctx, a[0].buffer);
+    drv()->iface.buffer_free(drv()->ctx, res[0].buffer);
+    drv()->iface.buffer_free(drv()->ctx, res[2].buffer);
+    drv()->iface.buffer_free(drv()->ctx, res[3].buffer);
+    drv()->iface.executable_free(drv()->ctx, exe);
+done:
+    tt_ir_program_destroy(p);
+out:
+    free(x);
+    free(r0);
+    free(r1);
+    free(r2);
+    free(xr);
+}
+
 /* Counts the planner's groups and the values it keeps in tiles. */
 static void plan_counts(build_fn build, int32_t *groups, int32_t *internal) {
     tt_ir_builder *b = tt_ir_builder_create();
@@ -1033,6 +1131,9 @@ int main(void) {
         {"fused gelu matches the formula", test_fused_gelu_matches_the_formula},
         {"vector exp, tanh and erf are correctly rounded with exact special values",
          test_vector_exp_tanh_and_erf_are_correctly_rounded_with_exact_special_values},
+        {"results are written directly unless they alias", test_results_are_written_directly_unless_they_alias},
+        {"row reductions over the last dim take the lane kernels",
+         test_row_reductions_over_the_last_dim_take_the_lane_kernels},
         {"the planner fuses whole chains and stops at reductions",
          test_the_planner_fuses_whole_chains_and_stops_at_reductions},
         {NULL, NULL},

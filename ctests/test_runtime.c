@@ -552,6 +552,210 @@ static void many_threads_launch_and_allocate_at_once(void) {
     fake_stop();
 }
 
+/* ---- the caching allocator ---- */
+
+static void released_buffers_are_reused_from_the_cache(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    tt_rt_storage *a = NULL, *b = NULL;
+    TT_CHECK_OK(tt_rt_storage_create(0, 400, &a));
+    void *addr = tt_rt_storage_address(a);
+    tt_rt_storage_release(a);
+    TT_CHECK(fk_get(&fk.live_buffers) == 1); /* cached, not freed */
+    tt_rt_memory_stats ms;
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &ms));
+    TT_CHECK(ms.allocated == 0 && ms.reserved == 400 && ms.peak_reserved == 400);
+    TT_CHECK_OK(tt_rt_storage_create(0, 390, &b)); /* same size class: the cached buffer */
+    TT_CHECK(tt_rt_storage_address(b) == addr && tt_rt_storage_nbytes(b) == 390);
+    TT_CHECK(fk_get(&fk.live_buffers) == 1);
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &ms));
+    TT_CHECK(ms.allocated == 400 && ms.reserved == 400 && ms.n_allocs == 2); /* the buffer's bytes count */
+    TT_CHECK_OK(tt_rt_storage_create(0, 4000, &a)); /* another class: a new buffer */
+    TT_CHECK(fk_get(&fk.live_buffers) == 2);
+    tt_rt_storage_release(a);
+    tt_rt_storage_release(b);
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &ms));
+    TT_CHECK(ms.allocated == 0 && ms.reserved == 4400 && ms.peak_reserved == 4400 && ms.peak_allocated == 4400);
+    tt_rt_memory_reset_peak(0);
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &ms));
+    TT_CHECK(ms.peak_allocated == 0 && ms.peak_reserved == 4400);
+    tt_rt_empty_cache(0);
+    TT_CHECK(fk_get(&fk.live_buffers) == 0);
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &ms));
+    TT_CHECK(ms.reserved == 0 && ms.allocated == 0);
+    TT_CHECK_OK(tt_rt_storage_create(0, 0, &a)); /* empty storages take the same path */
+    tt_rt_storage_release(a);
+    TT_CHECK_OK(tt_rt_storage_create(0, 0, &a));
+    tt_rt_storage_release(a);
+    fake_stop();
+}
+
+static void an_allocation_over_the_limit_empties_the_cache_and_retries(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    pthread_mutex_lock(&fk.mu);
+    fk.limit = 1000;
+    pthread_mutex_unlock(&fk.mu);
+    tt_rt_storage *a = NULL, *b = NULL;
+    TT_CHECK_OK(tt_rt_storage_create(0, 600, &a));
+    tt_rt_storage_release(a); /* 600 cached: reserved 600 of the limit's 1000 */
+    TT_CHECK_OK(tt_rt_storage_create(0, 700, &b)); /* no fit; 600 + 700 > 1000; the cache goes, then it fits */
+    TT_CHECK(fk_get(&fk.live_buffers) == 1);
+    tt_rt_memory_stats ms;
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &ms));
+    TT_CHECK(ms.allocated == 700 && ms.reserved == 700);
+    TT_CHECK(tt_rt_storage_create(0, 400, &a) == TT_STATUS_OUT_OF_MEMORY && a == NULL); /* nothing to free */
+    TT_CHECK(strstr(tt_last_error(), "allocated 700, peak 700, reserved 700") != NULL);
+    tt_rt_storage_release(b);
+    fake_stop();
+}
+
+static void a_reused_buffer_is_only_reused_after_queued_work_that_uses_it(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    float a[2] = {1, 2}, o[2];
+    tt_rt_storage *x = new_vec(0, a, 2), *z = new_vec(0, NULL, 2);
+    void *zaddr = tt_rt_storage_address(z);
+    tt_ir_program *p = add_program(2);
+    fk_gate(true);
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::add.Tensor"));
+    tt_rt_storage_release(z); /* still used by the queued launch: not in the cache yet */
+    tt_rt_storage *w = new_vec(0, NULL, 2);
+    TT_CHECK(tt_rt_storage_address(w) != zaddr);
+    fk_gate(false);
+    TT_CHECK_OK(tt_rt_synchronize(0));
+    tt_rt_storage *v = new_vec(0, NULL, 2); /* now z's buffer is free to reuse, with z's bytes in it */
+    TT_CHECK(tt_rt_storage_address(v) == zaddr);
+    TT_CHECK_OK(tt_rt_read(v, 0, o, sizeof o));
+    TT_CHECK(o[0] == 2 && o[1] == 4);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(w), tt_rt_storage_release(v);
+    fake_stop();
+}
+
+static void memory_cache_bytes_zero_turns_caching_off(void) {
+    setenv("TORCHTPU_MEMORY_CACHE_BYTES", "0", 1);
+    fake_start(1, TT_EAGER_DEBUG);
+    tt_rt_storage *a = NULL;
+    TT_CHECK_OK(tt_rt_storage_create(0, 64, &a));
+    tt_rt_storage_release(a);
+    TT_CHECK(fk_get(&fk.live_buffers) == 0);
+    tt_rt_memory_stats ms;
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &ms));
+    TT_CHECK(ms.reserved == 0 && ms.peak_reserved == 64);
+    fake_stop();
+    setenv("TORCHTPU_MEMORY_CACHE_BYTES", "100", 1); /* a cap: a bigger buffer goes back to the driver */
+    fake_start(1, TT_EAGER_DEBUG);
+    tt_rt_storage *b = NULL;
+    TT_CHECK_OK(tt_rt_storage_create(0, 64, &a));
+    TT_CHECK_OK(tt_rt_storage_create(0, 200, &b));
+    tt_rt_storage_release(a);
+    tt_rt_storage_release(b);
+    TT_CHECK(fk_get(&fk.live_buffers) == 1);
+    fake_stop();
+    setenv("TORCHTPU_MEMORY_CACHE_BYTES", "lots", 1);
+    tt_driver *d = calloc(1, sizeof *d);
+    d->iface = (tt_driver_i){.struct_size = sizeof(tt_driver_i), .name = "fake", .device_count = fk_device_count,
+                             .destroy = fk_destroy};
+    d->ctx = (void *)(intptr_t)1;
+    TT_CHECK(tt_rt_init_with_driver(d) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(strstr(tt_last_error(), "TORCHTPU_MEMORY_CACHE_BYTES") != NULL);
+    unsetenv("TORCHTPU_MEMORY_CACHE_BYTES");
+}
+
+/* ---- the work ring ---- */
+
+/* out = x0 + x1 with n_params f32[n] parameters (the rest unused): more tensors than a ring slot holds. */
+static tt_ir_program *wide_add_program(int64_t n, int n_params) {
+    tt_ir_builder *b = tt_ir_builder_create();
+    tt_ir_value v[16];
+    for (int i = 0; i < n_params; i++) v[i] = tt_ir_param(b, TT_F32, 1, &n);
+    tt_ir_builder_add_output(b, tt_ir_binary(b, TT_OP_ADD, v[0], v[1]));
+    tt_ir_program *p = NULL;
+    TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+    tt_ir_builder_destroy(b);
+    return p;
+}
+
+static void launches_with_many_tensors_and_long_names_queue_and_fail_by_name(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    float a[2] = {1, 2}, o[2];
+    tt_rt_storage *x = new_vec(0, a, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p = wide_add_program(2, 12);
+    tt_rt_arg args[12];
+    for (int i = 0; i < 12; i++) args[i] = targ(x, 2);
+    tt_rt_tensor res = vec(z, 2);
+    char name[200];
+    memset(name, 'n', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    memcpy(name, "aten::long", 10);
+    TT_CHECK_OK(tt_rt_launch(0, p, args, 12, &res, 1, name));
+    TT_CHECK_OK(tt_rt_read(z, 0, o, sizeof o));
+    TT_CHECK(o[0] == 2 && o[1] == 4);
+    fk_set(&fk.fail_at, fk_get(&fk.executed) + 1);
+    TT_CHECK_OK(tt_rt_launch(0, p, args, 12, &res, 1, name));
+    TT_CHECK(tt_rt_synchronize(0) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(strstr(tt_last_error(), name) != NULL && strstr(tt_last_error(), "fake failure") != NULL);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+static void the_ring_wraps_many_times_keeping_writes_and_launches_in_order(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    float one[2] = {1, 1}, o[2];
+    static float big[1024];
+    tt_rt_storage *x = new_vec(0, one, 2), *z = new_vec(0, NULL, 2), *w = new_vec(0, NULL, 1024);
+    tt_ir_program *p = add_program(2);
+    for (int k = 0; k < 3000; k++) {
+        float v[2] = {(float)k, (float)k};
+        TT_CHECK_OK(tt_rt_write(z, 0, v, sizeof v));          /* small: copied into the slot */
+        TT_CHECK_OK(launch_add(0, p, x, z, z, 2, "aten::add_.Tensor"));
+        if (k % 500 == 0) {
+            big[0] = (float)k;
+            TT_CHECK_OK(tt_rt_write(w, 0, big, sizeof big)); /* large: a heap copy */
+        }
+    }
+    TT_CHECK_OK(tt_rt_read(z, 0, o, sizeof o));
+    TT_CHECK(o[0] == 3000 && o[1] == 3000);
+    TT_CHECK_OK(tt_rt_read(w, 0, o, sizeof o));
+    TT_CHECK(o[0] == 2500);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(z), tt_rt_storage_release(w);
+    fake_stop();
+}
+
+static void *sync_loop(void *arg) {
+    (void)arg;
+    for (int k = 0; k < 200; k++)
+        if (tt_rt_synchronize(0) != TT_OK) return (void *)1;
+    return NULL;
+}
+
+static void small_ops_run_by_the_next_sync_and_concurrent_syncs_all_return(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    float a[2] = {1, 1}, o[2];
+    tt_rt_storage *x = new_vec(0, a, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p = add_program(2);
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::add.Tensor")); /* timed: now known to be cheap */
+    TT_CHECK_OK(tt_rt_synchronize(0));
+    struct timespec nap = {0, 5 * 1000 * 1000};
+    nanosleep(&nap, NULL); /* the worker is asleep now */
+    TT_CHECK_OK(launch_add(0, p, x, z, z, 2, "aten::add_.Tensor"));
+    TT_CHECK_OK(tt_rt_read(z, 0, o, sizeof o)); /* may have waited for the sync to wake the worker */
+    TT_CHECK(o[0] == 3 && o[1] == 3);
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) TT_CHECK(pthread_create(&th[i], NULL, sync_loop, NULL) == 0);
+    for (int k = 0; k < 2000; k++) TT_CHECK_OK(launch_add(0, p, x, z, z, 2, "aten::add_.Tensor"));
+    for (int i = 0; i < 3; i++) {
+        void *r = NULL;
+        pthread_join(th[i], &r);
+        TT_CHECK(r == NULL);
+    }
+    TT_CHECK_OK(tt_rt_read(z, 0, o, sizeof o));
+    TT_CHECK(o[0] == 2003 && o[1] == 2003);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
 static void launch_overhead_is_small(void) {
     /* Reported, not asserted: sanitizer builds are several times slower than the release build. */
     fake_start(1, TT_EAGER_STRICT);
@@ -709,6 +913,18 @@ int main(void) {
         {"rng reserves advance the offset in fours", rng_reserves_advance_the_offset_in_fours},
         {"switching modes drains the queue and keeps its error", switching_modes_drains_the_queue_and_keeps_its_error},
         {"many threads launch and allocate at once", many_threads_launch_and_allocate_at_once},
+        {"released buffers are reused from the cache", released_buffers_are_reused_from_the_cache},
+        {"an allocation over the limit empties the cache and retries",
+         an_allocation_over_the_limit_empties_the_cache_and_retries},
+        {"a reused buffer is only reused after queued work that uses it",
+         a_reused_buffer_is_only_reused_after_queued_work_that_uses_it},
+        {"memory cache bytes zero turns caching off", memory_cache_bytes_zero_turns_caching_off},
+        {"launches with many tensors and long names queue and fail by name",
+         launches_with_many_tensors_and_long_names_queue_and_fail_by_name},
+        {"the ring wraps many times keeping writes and launches in order",
+         the_ring_wraps_many_times_keeping_writes_and_launches_in_order},
+        {"small ops run by the next sync and concurrent syncs all return",
+         small_ops_run_by_the_next_sync_and_concurrent_syncs_all_return},
         {"launch overhead is small", launch_overhead_is_small},
         {"bad environment values are errors with a message", bad_environment_values_are_errors_with_a_message},
         {"launch blocking selects debug over eager mode", launch_blocking_selects_debug_over_eager_mode},

@@ -315,25 +315,30 @@ def _tie_equivalent(op_name, sample, actual, expected):
     return bool(torch.equal(nan, ve.isnan()) and torch.equal(va[~nan], ve[~nan]))
 
 
-def _bf16_to_f32(t):
-    return t.float() if isinstance(t, torch.Tensor) and t.dtype == torch.bfloat16 else t
+_WIDER = {torch.bfloat16: torch.float32, torch.float32: torch.float64}
 
 
-def _f32_to_bf16(x):
+def _widen(dtype):
+    def f(t):
+        return t.to(_WIDER[dtype]) if isinstance(t, torch.Tensor) and t.dtype == dtype else t
+    return f
+
+
+def _narrow(x, dtype):
     if isinstance(x, torch.Tensor):
-        return x.to(torch.bfloat16) if x.dtype == torch.float32 else x
+        return x.to(dtype) if x.dtype == _WIDER[dtype] else x
     if isinstance(x, (list, tuple)) and not isinstance(x, torch.Size):
-        vals = [_f32_to_bf16(v) for v in x]
+        vals = [_narrow(v, dtype) for v in x]
         return type(x)(vals) if isinstance(x, list) else tuple(vals)
     return x
 
 
-def _matches_upcast(fn, cpu_sample, actual, tol):
-    """bfloat16: the CPU's own bf16 kernels often round intermediates (conv_transpose, grid_sampler accumulate in
-    bf16); a tpu result that matches the float32 computation rounded once to bf16 is right, not wrong."""
+def _matches_upcast(fn, cpu_sample, dtype, actual, tol):
+    """A result that matches the computation done one precision up (bf16 -> f32, f32 -> f64) and rounded once is
+    right, not wrong: several CPU bf16 kernels (conv_transpose, grid_sampler) accumulate in bf16, and float32
+    kernels sum in other orders."""
     try:
-        up = cpu_sample.transform(_bf16_to_f32)
-        ref = _f32_to_bf16(_call(fn, up))
+        ref = _narrow(_call(fn, cpu_sample.transform(_widen(dtype))), dtype)
         compare(actual, ref, tol)
         return True
     except Exception:
@@ -443,7 +448,7 @@ def run_sample(op, sample, dtype, shape_only, fallback=False, fn=None):
         return "pass", "", ""
     except Mismatch as e:
         first = str(e)
-    if dtype == torch.bfloat16 and not shape_only and _matches_upcast(fn, cpu_sample, actual, tolerances(op, dtype)):
+    if dtype in _WIDER and not shape_only and _matches_upcast(fn, cpu_sample, dtype, actual, tolerances(op, dtype)):
         return "pass", "", ""
     if op.name in TIE_AMBIGUOUS and not shape_only:
         try:

@@ -237,6 +237,9 @@ static tt_ir_builder* thread_builder() {
 }
 
 static void note_device(OpBuild& ob, const at::Tensor& t) {
+    TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1,
+                "Expected all tensors to be on the same device, but found at least two devices, tpu and ", t.device(),
+                "!");
     int d = t.device().index();
     if (ob.device < 0) ob.device = d;
     else

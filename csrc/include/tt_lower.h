@@ -165,6 +165,7 @@ extern const tt_lower_entry tt_lower_table_dynamic[];    /* dynamic.c: static fo
 extern const tt_lower_entry tt_lower_table_activation[]; /* activation.c (elementwise family, second file) */
 /* Additions (lower-gaps). */
 extern const tt_lower_entry tt_lower_table_resample[];   /* resample.c: upsample, reflection/replication pad */
+extern const tt_lower_entry tt_lower_table_special[];    /* special.c: glu, log_sigmoid, polygamma, cross, norm */
 
 #ifdef __cplusplus
 }

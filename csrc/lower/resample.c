@@ -1,9 +1,11 @@
 /* resample.c — lowerings that move data by index tables fixed at lowering time: upsample_nearest{1,2,3}d,
- * _upsample_nearest_exact{1,2,3}d, upsample_linear1d, upsample_bilinear2d, upsample_trilinear3d (all + backward),
- * reflection_pad{1,2,3}d and replication_pad{1,2,3}d (+ backward).
+ * _upsample_nearest_exact{1,2,3}d, upsample_linear1d, upsample_bilinear2d, upsample_trilinear3d, upsample_bicubic2d
+ * (all + backward),
+ * reflection_pad{1,2,3}d and replication_pad{1,2,3}d (+ backward), _adaptive_avg_pool3d and adaptive_max_pool{2,3}d
+ * (+ backward; adaptive windows are tables too).
  *
- * Every one of them is separable: along each spatial dim, output position o reads input positions idx0[o] (and
- * idx1[o] with weights l0[o], l1[o] for linear modes). Those tables depend only on sizes, scales and
+ * Every one of them is separable: along each spatial dim, output position o reads input positions idx_j[o] for
+ * k taps j (1 for nearest and padding; 2 weighted for linear, 4 for cubic). Those tables depend only on sizes, scales and
  * align_corners (structural), so they are computed here on the host with PyTorch's own float formulas and baked
  * in as constants; a GATHER along the dim applies them and a SCATTER-add along the dim is the backward.
  * Linear modes go innermost dim first, which reproduces PyTorch CPU's evaluation order exactly for f32; bf16/f16
@@ -106,38 +108,41 @@ static tt_ir_value rs_weights(tt_lower_ctx *ctx, tt_ir_value like, int64_t dim, 
 
 /* ---- index tables (PyTorch's UpSample.h formulas, in float like the CPU kernels for f32/bf16/f16) ---- */
 
+#define RS_TAPS 4 /* bicubic reads 4 inputs per output */
+
 typedef struct rs_table {
-    int64_t n;        /* output size along the dim */
-    int64_t in;       /* input size along the dim */
-    int64_t *i0, *i1; /* owned */
-    double *l0, *l1;  /* owned; NULL for nearest/pad */
+    int64_t n;              /* output size along the dim */
+    int64_t in;             /* input size along the dim */
+    int32_t k;              /* taps: 1 (nearest, pad: unweighted), 2 (linear), 4 (cubic) */
+    int64_t *idx[RS_TAPS];  /* owned */
+    double *w[RS_TAPS];     /* owned; NULL when k == 1 */
 } rs_table;
 
 static void rs_table_free(rs_table *tb) {
-    free(tb->i0);
-    free(tb->i1);
-    free(tb->l0);
-    free(tb->l1);
+    for (int32_t j = 0; j < RS_TAPS; j++) {
+        free(tb->idx[j]);
+        free(tb->w[j]);
+    }
     memset(tb, 0, sizeof *tb);
 }
 
-static bool rs_table_alloc(tt_lower_ctx *ctx, rs_table *tb, int64_t n, int64_t in, bool linear) {
+static bool rs_table_alloc(tt_lower_ctx *ctx, rs_table *tb, int64_t n, int64_t in, int32_t k) {
     memset(tb, 0, sizeof *tb);
     tb->n = n;
     tb->in = in;
-    size_t k = (size_t)(n > 0 ? n : 1);
-    tb->i0 = malloc(sizeof(int64_t) * k);
-    if (linear) {
-        tb->i1 = malloc(sizeof(int64_t) * k);
-        tb->l0 = malloc(sizeof(double) * k);
-        tb->l1 = malloc(sizeof(double) * k);
+    tb->k = k;
+    size_t m = (size_t)(n > 0 ? n : 1);
+    bool ok = k >= 1 && k <= RS_TAPS;
+    for (int32_t j = 0; j < k && ok; j++) {
+        tb->idx[j] = malloc(sizeof(int64_t) * m);
+        if (k > 1) tb->w[j] = malloc(sizeof(double) * m);
+        if (!tb->idx[j] || (k > 1 && !tb->w[j])) ok = false;
     }
-    if (!tb->i0 || (linear && (!tb->i1 || !tb->l0 || !tb->l1))) {
+    if (!ok) {
         rs_table_free(tb);
         tt_ir_builder_fail(ctx->b, TT_STATUS_OUT_OF_MEMORY, "out of memory");
-        return false;
     }
-    return true;
+    return ok;
 }
 
 /* compute_scales_value: 1/scale when a positive scale was given, else in/out. */
@@ -150,7 +155,7 @@ static double rs_scale_d(bool has, double scale, int64_t in, int64_t out) {
 
 static bool rs_nearest_table(tt_lower_ctx *ctx, rs_table *tb, int64_t in, int64_t out, bool has, double scale,
                              bool exact) {
-    if (!rs_table_alloc(ctx, tb, out, in, false)) return false;
+    if (!rs_table_alloc(ctx, tb, out, in, 1)) return false;
     float s = rs_scale_f(has, scale, in, out);
     for (int64_t o = 0; o < out; o++) {
         int64_t i;
@@ -163,47 +168,88 @@ static bool rs_nearest_table(tt_lower_ctx *ctx, rs_table *tb, int64_t in, int64_
         } else {
             i = (int64_t)floorf((float)o * s);
         }
-        tb->i0[o] = i < in - 1 ? i : in - 1;
+        tb->idx[0][o] = i < in - 1 ? i : in - 1;
     }
     return true;
 }
 
-/* Linear interpolation indices and weights; opmath f32 (f64 for f64 inputs) like the CPU kernel. */
+/* Source coordinate of output o split into a base index and the fraction t in [0, 1] (guard_index_and_lambda),
+ * in f32 (f64 when dbl) like the CPU kernels' opmath. */
+static void rs_source(int64_t in, int64_t out, int64_t o, bool align, bool has, double scale, bool cubic, bool dbl,
+                      int64_t *base, double *t) {
+    if (dbl) {
+        double s = align ? (out > 1 ? (double)(in - 1) / (double)(out - 1) : 0.0) : rs_scale_d(has, scale, in, out);
+        double src = align ? s * (double)o : s * ((double)o + 0.5) - 0.5;
+        if (!align && !cubic && src < 0.0) src = 0.0;
+        int64_t i = (int64_t)floor(src);
+        if (i > in - 1) i = in - 1;
+        double l = src - (double)i;
+        *base = i;
+        *t = l < 0.0 ? 0.0 : (l > 1.0 ? 1.0 : l);
+    } else {
+        float s = align ? (out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f) : rs_scale_f(has, scale, in, out);
+        float src = align ? s * (float)o : s * ((float)o + 0.5f) - 0.5f;
+        if (!align && !cubic && src < 0.0f) src = 0.0f;
+        int64_t i = (int64_t)floorf(src);
+        if (i > in - 1) i = in - 1;
+        float l = src - (float)i;
+        *base = i;
+        *t = l < 0.0f ? 0.0f : (l > 1.0f ? 1.0f : l);
+    }
+}
+
+/* Linear interpolation: two taps; same sizes read the input straight through (weights 1, 0). */
 static bool rs_linear_table(tt_lower_ctx *ctx, rs_table *tb, int64_t in, int64_t out, bool align, bool has,
                             double scale, bool dbl) {
-    if (!rs_table_alloc(ctx, tb, out, in, true)) return false;
+    if (!rs_table_alloc(ctx, tb, out, in, 2)) return false;
     for (int64_t o = 0; o < out; o++) {
         if (out == in) {
-            tb->i0[o] = tb->i1[o] = o;
-            tb->l0[o] = 1.0;
-            tb->l1[o] = 0.0;
+            tb->idx[0][o] = tb->idx[1][o] = o;
+            tb->w[0][o] = 1.0;
+            tb->w[1][o] = 0.0;
             continue;
         }
         int64_t i0;
-        double lam1;
-        if (dbl) {
-            double s = align ? (out > 1 ? (double)(in - 1) / (double)(out - 1) : 0.0) : rs_scale_d(has, scale, in, out);
-            double src = align ? s * (double)o : s * ((double)o + 0.5) - 0.5;
-            if (!align && src < 0.0) src = 0.0;
-            i0 = (int64_t)floor(src);
-            if (i0 > in - 1) i0 = in - 1;
-            double l = src - (double)i0;
-            lam1 = l < 0.0 ? 0.0 : (l > 1.0 ? 1.0 : l);
-            tb->l0[o] = 1.0 - lam1;
-        } else {
-            float s = align ? (out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f) : rs_scale_f(has, scale, in, out);
-            float src = align ? s * (float)o : s * ((float)o + 0.5f) - 0.5f;
-            if (!align && src < 0.0f) src = 0.0f;
-            i0 = (int64_t)floorf(src);
-            if (i0 > in - 1) i0 = in - 1;
-            float l = src - (float)i0;
-            float lf = l < 0.0f ? 0.0f : (l > 1.0f ? 1.0f : l);
-            lam1 = lf;
-            tb->l0[o] = (double)(1.0f - lf);
+        double t;
+        rs_source(in, out, o, align, has, scale, false, dbl, &i0, &t);
+        tb->idx[0][o] = i0;
+        tb->idx[1][o] = i0 + (i0 < in - 1 ? 1 : 0);
+        tb->w[0][o] = dbl ? 1.0 - t : (double)(1.0f - (float)t);
+        tb->w[1][o] = t;
+    }
+    return true;
+}
+
+/* Keys' cubic convolution weights with A = -0.75 (PyTorch's), evaluated in f32 unless dbl. */
+static double rs_cc1(double x, double A, bool dbl) {
+    if (dbl) return ((A + 2) * x - (A + 3)) * x * x + 1;
+    float xf = (float)x, Af = (float)A;
+    return ((Af + 2.0f) * xf - (Af + 3.0f)) * xf * xf + 1.0f;
+}
+static double rs_cc2(double x, double A, bool dbl) {
+    if (dbl) return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+    float xf = (float)x, Af = (float)A;
+    return ((Af * xf - 5.0f * Af) * xf + 8.0f * Af) * xf - 4.0f * Af;
+}
+
+static bool rs_cubic_table(tt_lower_ctx *ctx, rs_table *tb, int64_t in, int64_t out, bool align, bool has,
+                           double scale, bool dbl) {
+    if (!rs_table_alloc(ctx, tb, out, in, 4)) return false;
+    const double A = -0.75;
+    for (int64_t o = 0; o < out; o++) {
+        int64_t i0;
+        double t;
+        rs_source(in, out, o, align, has, scale, true, dbl, &i0, &t);
+        double t1 = dbl ? 1.0 - t : (double)(1.0f - (float)t);
+        double tp = dbl ? t + 1.0 : (double)((float)t + 1.0f), t1p = dbl ? t1 + 1.0 : (double)((float)t1 + 1.0f);
+        tb->w[0][o] = rs_cc2(tp, A, dbl);
+        tb->w[1][o] = rs_cc1(t, A, dbl);
+        tb->w[2][o] = rs_cc1(t1, A, dbl);
+        tb->w[3][o] = rs_cc2(t1p, A, dbl);
+        for (int32_t j = 0; j < 4; j++) {
+            int64_t i = i0 - 1 + j;
+            tb->idx[j][o] = i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
         }
-        tb->i0[o] = i0;
-        tb->i1[o] = i0 + (i0 < in - 1 ? 1 : 0);
-        tb->l1[o] = lam1;
     }
     return true;
 }
@@ -211,7 +257,7 @@ static bool rs_linear_table(tt_lower_ctx *ctx, rs_table *tb, int64_t in, int64_t
 /* Pad tables: output o reads input i = o - lo, reflected or clamped into [0, in). */
 static bool rs_pad_table(tt_lower_ctx *ctx, rs_table *tb, int64_t in, int64_t lo, int64_t hi, bool reflect) {
     int64_t out = in + lo + hi;
-    if (!rs_table_alloc(ctx, tb, out, in, false)) return false;
+    if (!rs_table_alloc(ctx, tb, out, in, 1)) return false;
     for (int64_t o = 0; o < out; o++) {
         int64_t i = o - lo;
         if (reflect) {
@@ -221,36 +267,40 @@ static bool rs_pad_table(tt_lower_ctx *ctx, rs_table *tb, int64_t in, int64_t lo
             if (i < 0) i = 0;
             if (i >= in) i = in - 1;
         }
-        tb->i0[o] = i;
+        tb->idx[0][o] = i;
     }
     return true;
 }
 
-/* Applies one dim's table forward (gather, weighted for linear modes) in compute dtype cdt. */
+/* Applies one dim's table forward (gather, then the weighted sum tap by tap in PyTorch's order) in dtype cdt. */
 static tt_ir_value rs_apply(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim, const rs_table *tb, tt_dtype cdt) {
     tt_ir_builder *b = ctx->b;
-    tt_ir_value a = rs_take(ctx, x, dim, tb->n, tb->i0);
-    if (!tb->l0) return a;
-    tt_ir_value c = rs_take(ctx, x, dim, tb->n, tb->i1);
-    tt_ir_value w0 = rs_weights(ctx, a, dim, cdt, tb->n, tb->l0);
-    tt_ir_value w1 = rs_weights(ctx, a, dim, cdt, tb->n, tb->l1);
-    return tt_ir_binary(b, TT_OP_ADD, tt_ir_binary(b, TT_OP_MULTIPLY, a, w0), tt_ir_binary(b, TT_OP_MULTIPLY, c, w1));
+    if (tb->k == 1) return rs_take(ctx, x, dim, tb->n, tb->idx[0]);
+    tt_ir_value acc = TT_IR_NONE;
+    for (int32_t j = 0; j < tb->k; j++) {
+        tt_ir_value a = rs_take(ctx, x, dim, tb->n, tb->idx[j]);
+        tt_ir_value p = tt_ir_binary(b, TT_OP_MULTIPLY, a, rs_weights(ctx, a, dim, cdt, tb->n, tb->w[j]));
+        acc = j == 0 ? p : tt_ir_binary(b, TT_OP_ADD, acc, p);
+    }
+    return acc;
 }
 
 /* The adjoint of rs_apply. */
 static tt_ir_value rs_apply_bwd(tt_lower_ctx *ctx, tt_ir_value g, int64_t dim, const rs_table *tb, tt_dtype cdt) {
     tt_ir_builder *b = ctx->b;
-    if (!tb->l0) return rs_put_add(ctx, g, dim, tb->in, tb->i0);
-    tt_ir_value w0 = rs_weights(ctx, g, dim, cdt, tb->n, tb->l0);
-    tt_ir_value w1 = rs_weights(ctx, g, dim, cdt, tb->n, tb->l1);
-    tt_ir_value a = rs_put_add(ctx, tt_ir_binary(b, TT_OP_MULTIPLY, g, w0), dim, tb->in, tb->i0);
-    tt_ir_value c = rs_put_add(ctx, tt_ir_binary(b, TT_OP_MULTIPLY, g, w1), dim, tb->in, tb->i1);
-    return tt_ir_binary(b, TT_OP_ADD, a, c);
+    if (tb->k == 1) return rs_put_add(ctx, g, dim, tb->in, tb->idx[0]);
+    tt_ir_value acc = TT_IR_NONE;
+    for (int32_t j = 0; j < tb->k; j++) {
+        tt_ir_value p = tt_ir_binary(b, TT_OP_MULTIPLY, g, rs_weights(ctx, g, dim, cdt, tb->n, tb->w[j]));
+        tt_ir_value a = rs_put_add(ctx, p, dim, tb->in, tb->idx[j]);
+        acc = j == 0 ? a : tt_ir_binary(b, TT_OP_ADD, acc, a);
+    }
+    return acc;
 }
 
 /* ---- upsample ---- */
 
-typedef enum rs_mode { RS_NEAREST, RS_NEAREST_EXACT, RS_LINEAR } rs_mode;
+typedef enum rs_mode { RS_NEAREST, RS_NEAREST_EXACT, RS_LINEAR, RS_CUBIC } rs_mode;
 
 /* Resamples the last S dims of x (rank S + 2) to out[0..S); scales[s] valid when has[s]. Innermost dim first
  * (PyTorch's evaluation order). bwd: x is grad_output, in gives the input's spatial sizes. */
@@ -261,7 +311,7 @@ static tt_status rs_upsample(tt_lower_ctx *ctx, tt_ir_value x, int32_t S, const 
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (t.rank != S + 2) return rs_unsupported(ctx, "upsample rank");
     bool isf = tt_dtype_is_float(t.dtype);
-    if (mode == RS_LINEAR || bwd) {
+    if (mode == RS_LINEAR || mode == RS_CUBIC || bwd) {
         if (!isf) return rs_unsupported(ctx, "upsample dtype");
     } else if (t.dtype == TT_BOOL) {
         return rs_unsupported(ctx, "upsample dtype");
@@ -270,14 +320,15 @@ static tt_status rs_upsample(tt_lower_ctx *ctx, tt_ir_value x, int32_t S, const 
         if (in[s] <= 0 || out[s] <= 0) return rs_unsupported(ctx, "upsample empty");
         if (t.dims[2 + s] != (bwd ? out[s] : in[s])) return rs_unsupported(ctx, "upsample sizes");
     }
-    if (t.dims[0] == 0 || t.dims[1] == 0) return rs_unsupported(ctx, "upsample empty");
     tt_dtype cdt = isf ? tt_lower_opmath(t.dtype) : t.dtype;
     tt_ir_value v = tt_ir_convert(ctx->b, x, cdt);
     for (int32_t s = S - 1; s >= 0; s--) {
         rs_table tb;
-        bool ok = mode == RS_LINEAR
-                      ? rs_linear_table(ctx, &tb, in[s], out[s], align, has[s], scales[s], cdt == TT_F64)
-                      : rs_nearest_table(ctx, &tb, in[s], out[s], has[s], scales[s], mode == RS_NEAREST_EXACT);
+        bool dbl = cdt == TT_F64;
+        bool ok = mode == RS_LINEAR  ? rs_linear_table(ctx, &tb, in[s], out[s], align, has[s], scales[s], dbl)
+                  : mode == RS_CUBIC ? rs_cubic_table(ctx, &tb, in[s], out[s], align, has[s], scales[s], dbl)
+                                     : rs_nearest_table(ctx, &tb, in[s], out[s], has[s], scales[s],
+                                                        mode == RS_NEAREST_EXACT);
         if (!ok) return tt_ir_builder_status(ctx->b);
         v = bwd ? rs_apply_bwd(ctx, v, 2 + s, &tb, cdt) : rs_apply(ctx, v, 2 + s, &tb, cdt);
         rs_table_free(&tb);
@@ -303,7 +354,7 @@ static tt_status rs_upsample_fwd(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
     if (t.rank != S + 2) return rs_unsupported(ctx, "upsample rank");
     bool align = false;
     int32_t first = 2;
-    if (mode == RS_LINEAR) {
+    if (mode == RS_LINEAR || mode == RS_CUBIC) {
         align = args[2].kind == TT_ARG_BOOL && args[2].b;
         first = 3;
     }
@@ -323,7 +374,7 @@ static tt_status rs_upsample_bwd(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
         return rs_unsupported(ctx, "upsample_backward sizes");
     bool align = false;
     int32_t first = 3;
-    if (mode == RS_LINEAR) {
+    if (mode == RS_LINEAR || mode == RS_CUBIC) {
         align = args[3].kind == TT_ARG_BOOL && args[3].b;
         first = 4;
     }
@@ -354,6 +405,7 @@ RS_UPSAMPLE(upsample_nearest_exact3d, 3, RS_NEAREST_EXACT)
 RS_UPSAMPLE(upsample_linear1d, 1, RS_LINEAR)
 RS_UPSAMPLE(upsample_bilinear2d, 2, RS_LINEAR)
 RS_UPSAMPLE(upsample_trilinear3d, 3, RS_LINEAR)
+RS_UPSAMPLE(upsample_bicubic2d, 2, RS_CUBIC)
 
 /* ---- reflection / replication padding ---- */
 
@@ -373,7 +425,7 @@ static tt_status rs_pad(tt_lower_ctx *ctx, const tt_arg *args, int32_t S, bool r
     if (bwd ? !tt_dtype_is_float(xt.dtype) : xt.dtype == TT_BOOL) return rs_unsupported(ctx, name);
     int32_t r = self.rank;
     for (int32_t d = 0; d < r - S; d++)
-        if (self.dims[d] == 0 || xt.dims[d] != self.dims[d]) return rs_unsupported(ctx, name);
+        if (xt.dims[d] != self.dims[d]) return rs_unsupported(ctx, name);
     int64_t lo[RS_MAXS], hi[RS_MAXS];
     for (int32_t s = 0; s < S; s++) {
         int32_t d = r - S + s;             /* tensor dim */
@@ -424,6 +476,352 @@ RS_PAD(replication_pad1d, 1, false)
 RS_PAD(replication_pad2d, 2, false)
 RS_PAD(replication_pad3d, 3, false)
 
+/* ---- adaptive pooling: window o of n over a size-L dim is [floor(o*L/n), ceil((o+1)*L/n)) ---- */
+
+#define RS_POOL_MAX_TAPS 64 /* longest window handled per dim (else the op falls back) */
+
+/* One dim's windows as K taps: idx[j*n + o] = min(start_o + j, end_o - 1) (a repeat of the last element past the
+ * window's end), valid[j*n + o] = start_o + j < end_o, cnt[o] = end_o - start_o. Arrays owned by the caller. */
+typedef struct rs_win {
+    int64_t n, in, k;
+    int64_t *idx;
+    double *valid, *cnt;
+} rs_win;
+
+static void rs_win_free(rs_win *w) {
+    free(w->idx);
+    free(w->valid);
+    free(w->cnt);
+    memset(w, 0, sizeof *w);
+}
+
+static bool rs_win_make(tt_lower_ctx *ctx, rs_win *w, int64_t in, int64_t n) {
+    memset(w, 0, sizeof *w);
+    w->n = n;
+    w->in = in;
+    int64_t k = 1;
+    for (int64_t o = 0; o < n; o++) {
+        int64_t st = (o * in) / n, en = ((o + 1) * in + n - 1) / n;
+        if (en - st > k) k = en - st;
+    }
+    if (k > RS_POOL_MAX_TAPS) {
+        rs_unsupported(ctx, "adaptive pooling window");
+        return false;
+    }
+    w->k = k;
+    w->idx = malloc(sizeof(int64_t) * (size_t)(n * k));
+    w->valid = malloc(sizeof(double) * (size_t)(n * k));
+    w->cnt = malloc(sizeof(double) * (size_t)n);
+    if (!w->idx || !w->valid || !w->cnt) {
+        rs_win_free(w);
+        tt_ir_builder_fail(ctx->b, TT_STATUS_OUT_OF_MEMORY, "out of memory");
+        return false;
+    }
+    for (int64_t o = 0; o < n; o++) {
+        int64_t st = (o * in) / n, en = ((o + 1) * in + n - 1) / n;
+        w->cnt[o] = (double)(en - st);
+        for (int64_t j = 0; j < k; j++) {
+            w->idx[j * n + o] = st + j < en ? st + j : en - 1;
+            w->valid[j * n + o] = st + j < en ? 1.0 : 0.0;
+        }
+    }
+    return true;
+}
+
+/* An empty batch (leading dims) with a valid spatial shape: zero-filled results shaped [lead, output_size]. */
+static bool rs_pool_empty(tt_lower_ctx *ctx, const tt_ir_type *t, int32_t S, const tt_arg *osz, int32_t nouts,
+                          tt_ir_value *outs) {
+    if (tt_numel(t->rank, t->dims) != 0 || (t->rank != S + 1 && t->rank != S + 2) || !tt_dtype_is_float(t->dtype) ||
+        osz->kind != TT_ARG_INTS || osz->n != S)
+        return false;
+    int32_t lead = t->rank - S;
+    int64_t od[TT_MAX_RANK];
+    for (int32_t d = 0; d < lead; d++) od[d] = t->dims[d];
+    for (int32_t s = 0; s < S; s++) {
+        if (t->dims[lead + s] <= 0 || osz->ints[s] <= 0) return false;
+        od[lead + s] = osz->ints[s];
+    }
+    outs[0] = tt_lower_full(ctx, t->dtype, t->rank, od, 0.0);
+    if (nouts > 1) outs[1] = tt_lower_full(ctx, TT_I64, t->rank, od, 0.0);
+    return true;
+}
+
+/* Checks shared by the adaptive pools: rank S+1 or S+2, float, non-empty, output sizes >= 1. */
+static bool rs_pool_check(tt_lower_ctx *ctx, const tt_ir_type *t, int32_t S, const tt_arg *osz, const char *name) {
+    if (tt_ir_builder_status(ctx->b) != TT_OK) return false;
+    if ((t->rank != S + 1 && t->rank != S + 2) || !tt_dtype_is_float(t->dtype) || tt_numel(t->rank, t->dims) == 0) {
+        rs_unsupported(ctx, name);
+        return false;
+    }
+    if (osz) {
+        if (osz->kind != TT_ARG_INTS || osz->n != S) {
+            rs_unsupported(ctx, name);
+            return false;
+        }
+        for (int32_t s = 0; s < S; s++)
+            if (osz->ints[s] <= 0) {
+                rs_unsupported(ctx, name);
+                return false;
+            }
+    }
+    return true;
+}
+
+/* Product of the per-dim window sizes, shaped like v (spatial dims at lead..). */
+static tt_ir_value rs_pool_counts(tt_lower_ctx *ctx, tt_ir_value like, int32_t lead, int32_t S, rs_win *w,
+                                  tt_dtype cdt) {
+    tt_ir_value c = TT_IR_NONE;
+    for (int32_t s = 0; s < S; s++) {
+        tt_ir_value cs = rs_weights(ctx, like, lead + s, cdt, w[s].n, w[s].cnt);
+        c = s == 0 ? cs : tt_ir_binary(ctx->b, TT_OP_MULTIPLY, c, cs);
+    }
+    return c;
+}
+
+/* _adaptive_avg_pool{2,3}d(self, output_size): window sums dim by dim (masked taps), then / window size. */
+static tt_status rs_adaptive_avg(tt_lower_ctx *ctx, const tt_arg *args, int32_t S, tt_ir_value *outs) {
+    tt_ir_builder *b = ctx->b;
+    tt_ir_type t = rs_type(ctx, args[0].value);
+    if (rs_pool_empty(ctx, &t, S, &args[1], 1, outs)) return tt_ir_builder_status(b);
+    if (!rs_pool_check(ctx, &t, S, &args[1], "adaptive_avg_pool")) return tt_ir_builder_status(b);
+    int32_t lead = t.rank - S;
+    tt_dtype cdt = tt_lower_opmath(t.dtype);
+    tt_ir_value v = tt_ir_convert(b, args[0].value, cdt);
+    rs_win w[RS_MAXS];
+    memset(w, 0, sizeof w);
+    for (int32_t s = S - 1; s >= 0 && tt_ir_builder_status(b) == TT_OK; s--) {
+        if (!rs_win_make(ctx, &w[s], t.dims[lead + s], args[1].ints[s])) break;
+        tt_ir_value acc = TT_IR_NONE;
+        for (int64_t j = 0; j < w[s].k; j++) {
+            tt_ir_value a = rs_take(ctx, v, lead + s, w[s].n, w[s].idx + j * w[s].n);
+            if (j > 0) {
+                tt_ir_value m = tt_ir_compare(b, TT_CMP_NE, rs_weights(ctx, a, lead + s, cdt, w[s].n, w[s].valid + j * w[s].n),
+                                              tt_lower_like(ctx, a, 0.0));
+                a = tt_ir_select(b, m, a, tt_lower_like(ctx, a, 0.0));
+            }
+            acc = j == 0 ? a : tt_ir_binary(b, TT_OP_ADD, acc, a);
+        }
+        v = acc;
+    }
+    if (tt_ir_builder_status(b) == TT_OK)
+        outs[0] = tt_ir_convert(b, tt_ir_binary(b, TT_OP_DIVIDE, v, rs_pool_counts(ctx, v, lead, S, w, cdt)), t.dtype);
+    for (int32_t s = 0; s < S; s++) rs_win_free(&w[s]);
+    return tt_ir_builder_status(b);
+}
+
+/* _adaptive_avg_pool{2,3}d_backward(grad_output, self): each input gets grad / window size of every window
+ * holding it. */
+static tt_status rs_adaptive_avg_bwd(tt_lower_ctx *ctx, const tt_arg *args, int32_t S, tt_ir_value *outs) {
+    tt_ir_builder *b = ctx->b;
+    tt_ir_type t = rs_type(ctx, args[1].value), gt = rs_type(ctx, args[0].value);
+    if (!rs_pool_check(ctx, &t, S, NULL, "adaptive_avg_pool_backward")) return tt_ir_builder_status(b);
+    if (gt.rank != t.rank || gt.dtype != t.dtype) return rs_unsupported(ctx, "adaptive_avg_pool_backward");
+    int32_t lead = t.rank - S;
+    for (int32_t d = 0; d < lead; d++)
+        if (gt.dims[d] != t.dims[d]) return rs_unsupported(ctx, "adaptive_avg_pool_backward");
+    tt_dtype cdt = tt_lower_opmath(t.dtype);
+    tt_ir_value g = tt_ir_convert(b, args[0].value, cdt);
+    rs_win w[RS_MAXS];
+    memset(w, 0, sizeof w);
+    bool ok = true;
+    for (int32_t s = 0; s < S && ok; s++) ok = rs_win_make(ctx, &w[s], t.dims[lead + s], gt.dims[lead + s]);
+    if (ok) {
+        g = tt_ir_binary(b, TT_OP_DIVIDE, g, rs_pool_counts(ctx, g, lead, S, w, cdt));
+        for (int32_t s = S - 1; s >= 0; s--) {
+            tt_ir_value acc = TT_IR_NONE;
+            for (int64_t j = 0; j < w[s].k; j++) {
+                tt_ir_value gj = g;
+                if (j > 0) {
+                    tt_ir_value m = tt_ir_compare(b, TT_CMP_NE,
+                                                  rs_weights(ctx, g, lead + s, cdt, w[s].n, w[s].valid + j * w[s].n),
+                                                  tt_lower_like(ctx, g, 0.0));
+                    gj = tt_ir_select(b, m, g, tt_lower_like(ctx, g, 0.0));
+                }
+                tt_ir_value a = rs_put_add(ctx, gj, lead + s, w[s].in, w[s].idx + j * w[s].n);
+                acc = j == 0 ? a : tt_ir_binary(b, TT_OP_ADD, acc, a);
+            }
+            g = acc;
+        }
+        outs[0] = tt_ir_convert(b, g, t.dtype);
+    }
+    for (int32_t s = 0; s < S; s++) rs_win_free(&w[s]);
+    return tt_ir_builder_status(b);
+}
+
+/* adaptive_max_pool{2,3}d(self, output_size) -> (values, indices into the flattened spatial input). Windows are
+ * gathered with a taps axis per dim, moved last and flattened; the value is their max, the index the first
+ * maximum's (row-major window order, as PyTorch scans it). */
+static tt_status rs_adaptive_max(tt_lower_ctx *ctx, const tt_arg *args, int32_t S, tt_ir_value *outs,
+                                 int32_t nouts) {
+    tt_ir_builder *b = ctx->b;
+    tt_ir_type t = rs_type(ctx, args[0].value);
+    if (rs_pool_empty(ctx, &t, S, &args[1], nouts, outs)) return tt_ir_builder_status(b);
+    if (!rs_pool_check(ctx, &t, S, &args[1], "adaptive_max_pool")) return tt_ir_builder_status(b);
+    int32_t lead = t.rank - S;
+    if (lead + 2 * S > TT_MAX_RANK) return rs_unsupported(ctx, "adaptive_max_pool rank");
+    rs_win w[RS_MAXS];
+    memset(w, 0, sizeof w);
+    int64_t K = 1, P = 1;
+    bool ok = true;
+    for (int32_t s = 0; s < S && ok; s++) {
+        ok = rs_win_make(ctx, &w[s], t.dims[lead + s], args[1].ints[s]);
+        if (ok) {
+            K *= w[s].k;
+            P *= w[s].n;
+        }
+    }
+    int64_t *flat = NULL;
+    if (ok && K > RS_POOL_MAX_TAPS * 4) ok = rs_unsupported(ctx, "adaptive_max_pool window") == TT_OK;
+    if (ok && !(flat = malloc(sizeof(int64_t) * (size_t)(P * K)))) {
+        tt_ir_builder_fail(b, TT_STATUS_OUT_OF_MEMORY, "out of memory");
+        ok = false;
+    }
+    if (ok) {
+        tt_ir_value v = args[0].value;
+        int64_t cur[TT_MAX_RANK];
+        int32_t r = t.rank;
+        memcpy(cur, t.dims, sizeof cur);
+        for (int32_t s = 0; s < S; s++) {
+            int32_t d = lead + 2 * s; /* earlier spatial dims each gained a taps axis */
+            int64_t n = w[s].n, k = w[s].k;
+            int64_t *ix = malloc(sizeof(int64_t) * (size_t)(n * k));
+            if (!ix) {
+                tt_ir_builder_fail(b, TT_STATUS_OUT_OF_MEMORY, "out of memory");
+                break;
+            }
+            for (int64_t o = 0; o < n; o++)
+                for (int64_t j = 0; j < k; j++) ix[o * k + j] = w[s].idx[j * n + o];
+            v = rs_take(ctx, v, d, n * k, ix);
+            free(ix);
+            for (int32_t e = r; e > d + 1; e--) cur[e] = cur[e - 1];
+            cur[d] = n;
+            cur[d + 1] = k;
+            r++;
+            v = tt_ir_reshape(b, v, r, cur);
+        }
+        /* [lead, O0, K0, O1, K1, ..] -> [lead, O0, O1, .., K0, K1, ..] -> [lead, O.., K] */
+        int64_t perm[TT_MAX_RANK], od[TT_MAX_RANK];
+        for (int32_t d = 0; d < lead; d++) {
+            perm[d] = d;
+            od[d] = t.dims[d];
+        }
+        for (int32_t s = 0; s < S; s++) {
+            perm[lead + s] = lead + 2 * s;
+            perm[lead + S + s] = lead + 2 * s + 1;
+            od[lead + s] = w[s].n;
+        }
+        v = tt_ir_transpose(b, v, perm);
+        od[lead + S] = K;
+        int32_t rr = lead + S + 1;
+        v = tt_ir_reshape(b, v, rr, od);
+        int64_t kd = lead + S;
+        tt_ir_value vals = tt_ir_reduce(b, TT_REDUCE_MAX, v, 1, &kd);
+        tt_ir_value am = tt_ir_arg_reduce(b, v, kd, false);
+        /* flat input index of every (output, tap), row-major over outputs then taps */
+        int64_t istride[RS_MAXS];
+        for (int32_t s = S - 1; s >= 0; s--) istride[s] = s == S - 1 ? 1 : istride[s + 1] * w[s + 1].in;
+        for (int64_t p = 0; p < P; p++) {
+            int64_t oo[RS_MAXS], rem = p;
+            for (int32_t s = S - 1; s >= 0; s--) {
+                oo[s] = rem % w[s].n;
+                rem /= w[s].n;
+            }
+            for (int64_t q = 0; q < K; q++) {
+                int64_t jj = q, f = 0;
+                for (int32_t s = S - 1; s >= 0; s--) {
+                    int64_t j = jj % w[s].k;
+                    jj /= w[s].k;
+                    f += w[s].idx[j * w[s].n + oo[s]] * istride[s];
+                }
+                flat[p * K + q] = f;
+            }
+        }
+        tt_ir_value tab = tt_ir_constant(b, TT_I64, S + 1, od + lead, flat);
+        int64_t bmap[RS_MAXS + 1];
+        for (int32_t s = 0; s <= S; s++) bmap[s] = lead + s;
+        tab = tt_ir_broadcast_in_dim(b, tab, rr, od, bmap);
+        int64_t amap[TT_MAX_RANK];
+        for (int32_t d = 0; d < rr - 1; d++) amap[d] = d;
+        tt_ir_value hit = tt_ir_compare(b, TT_CMP_EQ, tt_ir_iota(b, TT_I64, rr, od, kd),
+                                        tt_ir_broadcast_in_dim(b, am, rr, od, amap));
+        tt_ir_value idx = tt_ir_reduce(b, TT_REDUCE_MAX, tt_ir_select(b, hit, tab, tt_lower_like(ctx, tab, -1.0)), 1, &kd);
+        outs[0] = vals;
+        if (nouts > 1) outs[1] = idx;
+    }
+    free(flat);
+    for (int32_t s = 0; s < S; s++) rs_win_free(&w[s]);
+    return tt_ir_builder_status(b);
+}
+
+/* adaptive_max_pool{2,3}d_backward(grad_output, self, indices): scatter-add of grad at the saved indices. */
+static tt_status rs_adaptive_max_bwd(tt_lower_ctx *ctx, const tt_arg *args, int32_t S, tt_ir_value *outs) {
+    tt_ir_builder *b = ctx->b;
+    tt_ir_type t = rs_type(ctx, args[1].value), gt = rs_type(ctx, args[0].value), it = rs_type(ctx, args[2].value);
+    if (!rs_pool_check(ctx, &t, S, NULL, "adaptive_max_pool_backward")) return tt_ir_builder_status(b);
+    if (gt.rank != t.rank || gt.dtype != t.dtype || it.rank != gt.rank || it.dtype != TT_I64 ||
+        memcmp(it.dims, gt.dims, sizeof(int64_t) * (size_t)gt.rank) != 0)
+        return rs_unsupported(ctx, "adaptive_max_pool_backward");
+    int32_t lead = t.rank - S;
+    int64_t B = 1, P = 1, Q = 1;
+    for (int32_t d = 0; d < lead; d++) {
+        if (gt.dims[d] != t.dims[d]) return rs_unsupported(ctx, "adaptive_max_pool_backward");
+        B *= t.dims[d];
+    }
+    for (int32_t s = 0; s < S; s++) {
+        P *= gt.dims[lead + s];
+        Q *= t.dims[lead + s];
+    }
+    if (P == 0) return rs_unsupported(ctx, "adaptive_max_pool_backward");
+    tt_dtype cdt = tt_lower_opmath(t.dtype);
+    int64_t gd[2] = {B, P}, cd3[3] = {B, P, 1}, od[2] = {B, Q};
+    tt_ir_value g = tt_ir_reshape(b, tt_ir_convert(b, args[0].value, cdt), 2, gd);
+    tt_ir_value parts[2] = {tt_ir_iota(b, TT_I64, 3, cd3, 0), tt_ir_reshape(b, args[2].value, 3, cd3)};
+    tt_ir_value coords = tt_ir_concatenate(b, 2, parts, 2);
+    tt_ir_attrs a;
+    memset(&a, 0, sizeof a);
+    a.scatter.inserted_window_dims.n = 2;
+    a.scatter.inserted_window_dims.v[0] = 0;
+    a.scatter.inserted_window_dims.v[1] = 1;
+    a.scatter.scatter_dims_to_operand_dims = a.scatter.inserted_window_dims;
+    a.scatter.index_vector_dim = 2;
+    a.scatter.kind = TT_REDUCE_ADD;
+    a.scatter.check_bounds = true;
+    tt_ir_value r = tt_ir_scatter(b, tt_lower_full(ctx, cdt, 2, od, 0.0), coords, g, &a);
+    outs[0] = tt_ir_convert(b, tt_ir_reshape(b, r, t.rank, t.dims), t.dtype);
+    return tt_ir_builder_status(b);
+}
+
+#define RS_ADAPTIVE_AVG(S)                                                                                        \
+    static tt_status tt_lower_adaptive_avg_pool##S##d(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs,       \
+                                                      tt_ir_value *outs, int32_t nouts) {                         \
+        (void)nargs;                                                                                             \
+        (void)nouts;                                                                                             \
+        return rs_adaptive_avg(ctx, args, S, outs);                                                              \
+    }                                                                                                            \
+    static tt_status tt_lower_adaptive_avg_pool##S##d_backward(tt_lower_ctx *ctx, const tt_arg *args,            \
+                                                               int32_t nargs, tt_ir_value *outs, int32_t nouts) { \
+        (void)nargs;                                                                                             \
+        (void)nouts;                                                                                             \
+        return rs_adaptive_avg_bwd(ctx, args, S, outs);                                                          \
+    }
+#define RS_ADAPTIVE_MAX(S)                                                                                        \
+    static tt_status tt_lower_adaptive_max_pool##S##d(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs,       \
+                                                      tt_ir_value *outs, int32_t nouts) {                         \
+        (void)nargs;                                                                                             \
+        return rs_adaptive_max(ctx, args, S, outs, nouts);                                                       \
+    }                                                                                                            \
+    static tt_status tt_lower_adaptive_max_pool##S##d_backward(tt_lower_ctx *ctx, const tt_arg *args,            \
+                                                               int32_t nargs, tt_ir_value *outs, int32_t nouts) { \
+        (void)nargs;                                                                                             \
+        (void)nouts;                                                                                             \
+        return rs_adaptive_max_bwd(ctx, args, S, outs);                                                          \
+    }
+
+/* (_adaptive_avg_pool2d lives in conv.c) */
+RS_ADAPTIVE_AVG(3)
+RS_ADAPTIVE_MAX(2)
+RS_ADAPTIVE_MAX(3)
+
 const tt_lower_entry tt_lower_table_resample[] = {
     {"aten::upsample_nearest1d", tt_lower_upsample_nearest1d},
     {"aten::upsample_nearest2d", tt_lower_upsample_nearest2d},
@@ -434,6 +832,7 @@ const tt_lower_entry tt_lower_table_resample[] = {
     {"aten::upsample_linear1d", tt_lower_upsample_linear1d},
     {"aten::upsample_bilinear2d", tt_lower_upsample_bilinear2d},
     {"aten::upsample_trilinear3d", tt_lower_upsample_trilinear3d},
+    {"aten::upsample_bicubic2d", tt_lower_upsample_bicubic2d},
     {"aten::upsample_nearest1d_backward", tt_lower_upsample_nearest1d_backward},
     {"aten::upsample_nearest2d_backward", tt_lower_upsample_nearest2d_backward},
     {"aten::upsample_nearest3d_backward", tt_lower_upsample_nearest3d_backward},
@@ -443,6 +842,7 @@ const tt_lower_entry tt_lower_table_resample[] = {
     {"aten::upsample_linear1d_backward", tt_lower_upsample_linear1d_backward},
     {"aten::upsample_bilinear2d_backward", tt_lower_upsample_bilinear2d_backward},
     {"aten::upsample_trilinear3d_backward", tt_lower_upsample_trilinear3d_backward},
+    {"aten::upsample_bicubic2d_backward", tt_lower_upsample_bicubic2d_backward},
     {"aten::reflection_pad1d", tt_lower_reflection_pad1d},
     {"aten::reflection_pad2d", tt_lower_reflection_pad2d},
     {"aten::reflection_pad3d", tt_lower_reflection_pad3d},
@@ -455,5 +855,11 @@ const tt_lower_entry tt_lower_table_resample[] = {
     {"aten::replication_pad1d_backward", tt_lower_replication_pad1d_backward},
     {"aten::replication_pad2d_backward", tt_lower_replication_pad2d_backward},
     {"aten::replication_pad3d_backward", tt_lower_replication_pad3d_backward},
+    {"aten::_adaptive_avg_pool3d", tt_lower_adaptive_avg_pool3d},
+    {"aten::_adaptive_avg_pool3d_backward", tt_lower_adaptive_avg_pool3d_backward},
+    {"aten::adaptive_max_pool2d", tt_lower_adaptive_max_pool2d},
+    {"aten::adaptive_max_pool2d_backward", tt_lower_adaptive_max_pool2d_backward},
+    {"aten::adaptive_max_pool3d", tt_lower_adaptive_max_pool3d},
+    {"aten::adaptive_max_pool3d_backward", tt_lower_adaptive_max_pool3d_backward},
     {NULL, NULL},
 };

@@ -131,10 +131,11 @@ static tt_status launch_strict(int device, tt_rt_cache_entry *entry, const tt_rt
                                const tt_rt_tensor *results, int32_t n_results, const char *op) {
     tt_rt_stream *s = &tt_rt_g.streams[device];
     uint64_t ticket;
-    tt_rt_work *w = tt_rt_stream_reserve(s, &ticket);
-    if (!w) {
+    tt_rt_work *w = NULL;
+    tt_status st = tt_rt_stream_reserve(s, &w, &ticket);
+    if (st != TT_OK) {
         tt_rt_cache_entry_release(entry);
-        return prefixed(TT_STATUS_INTERNAL, op);
+        return prefixed(st, op);
     }
     size_t name_len = strlen(op) + 1;
     size_t n = (size_t)n_args + (size_t)n_results;
@@ -263,8 +264,8 @@ tt_status tt_rt_write(tt_rt_storage *dst, size_t offset, const void *src, size_t
      * small: scalars and small tensors need no heap). */
     tt_rt_stream *s = &tt_rt_g.streams[dst->device];
     uint64_t ticket;
-    tt_rt_work *w = tt_rt_stream_reserve(s, &ticket);
-    if (!w) return prefixed(TT_STATUS_INTERNAL, "write to device");
+    tt_rt_work *w = NULL;
+    if ((st = tt_rt_stream_reserve(s, &w, &ticket)) != TT_OK) return prefixed(st, "write to device");
     w->entry = NULL;
     w->heap = nbytes > sizeof w->inline_.bytes ? malloc(nbytes) : NULL;
     if (nbytes > sizeof w->inline_.bytes && !w->heap) {

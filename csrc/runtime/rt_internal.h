@@ -89,10 +89,10 @@ typedef struct tt_rt_stream {
 
 tt_status tt_rt_stream_init(tt_rt_stream *s, int device);
 void tt_rt_stream_fini(tt_rt_stream *s); /* drains, joins the worker, frees the ring, destroys the primitives */
-/* Claims the next slot (waits while the ring is full; starts the worker on first use). The caller fills it (all
- * fields but seq; kind NOP if it gives up) and must then publish it, even on failure: the worker runs slots in
- * ticket order. NULL (error set) only when the ring or the worker cannot be created. */
-tt_rt_work *tt_rt_stream_reserve(tt_rt_stream *s, uint64_t *ticket);
+/* Claims the next slot (waits while the ring is full; starts the worker on first use) into *w and *ticket. The
+ * caller fills it (all fields but seq; kind NOP if it gives up) and must then publish it, even on failure: the
+ * worker runs slots in ticket order. Fails only when the ring or the worker cannot be created. */
+tt_status tt_rt_stream_reserve(tt_rt_stream *s, tt_rt_work **w, uint64_t *ticket);
 /* cost_ns: the item's estimated run time (-1: unknown). A sleeping worker is woken only once the work waiting
  * for it is worth a wake-up (see stream.c); syncs always wake it. */
 void tt_rt_stream_publish(tt_rt_stream *s, tt_rt_work *w, uint64_t ticket, int64_t cost_ns);

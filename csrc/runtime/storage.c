@@ -6,7 +6,8 @@
  * same shapes again and again costs no driver allocation after the first round. Like PyTorch's CUDA caching
  * allocator in spirit, much simpler: no splitting or merging of blocks, a reused buffer may be up to 1.5x the
  * request. The driver's memory limit sees reserved bytes (live + cached); an allocation that fails with
- * OUT_OF_MEMORY while the cache holds buffers empties the cache and tries once more.
+ * OUT_OF_MEMORY waits for the device's queued work (its storages then reach the cache), empties the cache and,
+ * if that gave anything back, tries once more.
  *
  * Counters are atomics so reading stats takes no lock. */
 #include "rt_internal.h"
@@ -107,8 +108,12 @@ static tt_status storage_alloc(int device, size_t nbytes, tt_rt_storage **out) {
     if (!s) return tt_error(TT_STATUS_OUT_OF_MEMORY, "out of host memory for a storage record");
     tt_driver *drv = tt_rt_g.driver;
     tt_status st = drv->iface.buffer_alloc(drv->ctx, device, nbytes, &s->buffer);
-    if (st == TT_STATUS_OUT_OF_MEMORY && cache_flush(device) > 0)
-        st = drv->iface.buffer_alloc(drv->ctx, device, nbytes, &s->buffer);
+    if (st == TT_STATUS_OUT_OF_MEMORY) {
+        /* Queued work may hold the last reference to storages the program has dropped: let it finish so their
+         * buffers reach the cache, then give the whole cache back and try once more. */
+        tt_rt_stream_wait_idle(&tt_rt_g.streams[device]);
+        if (cache_flush(device) > 0) st = drv->iface.buffer_alloc(drv->ctx, device, nbytes, &s->buffer);
+    }
     if (st != TT_OK) {
         free(s);
         if (st == TT_STATUS_OUT_OF_MEMORY) {
@@ -166,8 +171,9 @@ void tt_rt_storage_release(tt_rt_storage *s) {
     }
     tt_rt_device_mem *m = &tt_rt_g.mem[s->device];
     atomic_fetch_sub(&m->allocated, s->capacity);
-    /* Cache the buffer unless that would take the cache over its cap (then it goes back to the driver). */
-    if (tt_rt_g.cache_max && s->capacity <= tt_rt_g.cache_max && cached_bytes(s->device) <= tt_rt_g.cache_max - s->capacity) {
+    /* Cache the buffer unless that takes the cache over its cap (then it goes back to the driver). reserved -
+     * allocated already counts this buffer as cached. */
+    if (tt_rt_g.cache_max && cached_bytes(s->device) <= tt_rt_g.cache_max) {
         int c = size_class(s->capacity);
         pthread_mutex_lock(&m->mu);
         s->next_free = m->free_lists[c];

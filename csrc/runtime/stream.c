@@ -174,15 +174,14 @@ static void *worker_main(void *arg) {
 }
 
 /* Slow path of the first reserve: makes the ring and starts the worker. */
-static tt_rt_work *start_ring(tt_rt_stream *s) {
+static tt_status start_ring(tt_rt_stream *s, tt_rt_work **out) {
     pthread_mutex_lock(&s->mu);
     tt_rt_work *ring = atomic_load(&s->ring);
     if (!ring) {
         ring = calloc(TT_RT_QUEUE_CAP, sizeof *ring);
         if (!ring) {
             pthread_mutex_unlock(&s->mu);
-            tt_error(TT_STATUS_OUT_OF_MEMORY, "out of host memory for the work queue of tpu:%d", s->device);
-            return NULL;
+            return tt_error(TT_STATUS_OUT_OF_MEMORY, "out of host memory for the work queue of tpu:%d", s->device);
         }
         uint64_t base = atomic_load(&s->enq);
         for (uint64_t i = 0; i < TT_RT_QUEUE_CAP; i++) atomic_init(&ring[(base + i) & (TT_RT_QUEUE_CAP - 1)].seq, base + i);
@@ -191,13 +190,13 @@ static tt_rt_work *start_ring(tt_rt_stream *s) {
             atomic_store(&s->ring, NULL);
             free(ring);
             pthread_mutex_unlock(&s->mu);
-            tt_error(TT_STATUS_INTERNAL, "could not start the worker thread of tpu:%d", s->device);
-            return NULL;
+            return tt_error(TT_STATUS_INTERNAL, "could not start the worker thread of tpu:%d", s->device);
         }
         s->started = true;
     }
     pthread_mutex_unlock(&s->mu);
-    return ring;
+    *out = ring;
+    return TT_OK;
 }
 
 /* Caller has published something (or waits on the worker) and made a full fence since. */
@@ -220,9 +219,12 @@ static void wait_space(tt_rt_stream *s, tt_rt_work *w, uint64_t pos) {
     pthread_mutex_unlock(&s->mu);
 }
 
-tt_rt_work *tt_rt_stream_reserve(tt_rt_stream *s, uint64_t *ticket) {
+tt_status tt_rt_stream_reserve(tt_rt_stream *s, tt_rt_work **out, uint64_t *ticket) {
     tt_rt_work *ring = atomic_load_explicit(&s->ring, memory_order_acquire);
-    if (!ring && !(ring = start_ring(s))) return NULL;
+    if (!ring) {
+        tt_status st = start_ring(s, &ring);
+        if (st != TT_OK) return st;
+    }
     uint64_t pos = atomic_load_explicit(&s->enq, memory_order_relaxed);
     for (;;) {
         tt_rt_work *w = &ring[pos & (TT_RT_QUEUE_CAP - 1)];
@@ -231,7 +233,8 @@ tt_rt_work *tt_rt_stream_reserve(tt_rt_stream *s, uint64_t *ticket) {
             if (atomic_compare_exchange_weak_explicit(&s->enq, &pos, pos + 1, memory_order_relaxed,
                                                       memory_order_relaxed)) {
                 *ticket = pos;
-                return w;
+                *out = w;
+                return TT_OK;
             }
         } else if (diff < 0) {
             wait_space(s, w, pos); /* full: the worker still holds this slot from a lap ago */
@@ -245,12 +248,13 @@ tt_rt_work *tt_rt_stream_reserve(tt_rt_stream *s, uint64_t *ticket) {
 /* A wake-up costs the producer a syscall and, on a busy machine, the worker a trip through the scheduler: many
  * times a small op's run time. So a sleeping worker is left asleep while the work queued for it is small (known
  * cost, little in total, few items): the next sync, a costly op or a deep queue wakes it and it runs the batch.
- * Programs not yet timed count as costly. Order and error reporting do not change, only when small ops run. */
+ * Programs not yet timed count as costly; while a sync waits every publish wakes. Order and error reporting do
+ * not change, only when small ops run. */
 void tt_rt_stream_publish(tt_rt_stream *s, tt_rt_work *w, uint64_t ticket, int64_t cost_ns) {
     atomic_store_explicit(&w->seq, ticket + 1, memory_order_release);
     atomic_thread_fence(memory_order_seq_cst); /* the publish before the look at "sleeping" */
     if (!atomic_load_explicit(&s->sleeping, memory_order_relaxed)) return;
-    if (cost_ns >= 0 && cost_ns < TT_RT_WAKE_NS) {
+    if (cost_ns >= 0 && cost_ns < TT_RT_WAKE_NS && !atomic_load_explicit(&s->idle_waiters, memory_order_relaxed)) {
         int64_t pending = atomic_fetch_add_explicit(&s->deferred_ns, cost_ns, memory_order_relaxed) + cost_ns;
         uint64_t depth = ticket + 1 - atomic_load_explicit(&s->deq, memory_order_acquire);
         if (pending < TT_RT_WAKE_NS && depth < TT_RT_WAKE_DEPTH) return;
@@ -275,6 +279,9 @@ void tt_rt_stream_wait_idle(tt_rt_stream *s) {
         }
         atomic_thread_fence(memory_order_seq_cst); /* the registration before the look at deq */
         if (atomic_load(&s->deq) >= target) break;
+        /* A producer that published after the wake above saw no waiter and may have let the worker sleep on
+         * (one that publishes from now on sees this waiter and wakes it). */
+        if (atomic_load(&s->sleeping)) pthread_cond_signal(&s->cv_work);
         pthread_cond_wait(&s->cv_idle, &s->mu);
     }
     atomic_fetch_sub(&s->idle_waiters, 1);

@@ -2,7 +2,9 @@
  *
  * compile assigns every temporary value and every node's scratch a 64-byte aligned offset in one arena, by
  * first-fit over value lifetimes, so values dead after a node give their memory to later nodes. The executable
- * keeps one arena, taken with a try-lock by execute; a concurrent execution of the same executable allocates
+ * keeps a few arenas, each taken with a try-lock by execute (the first made at compile time, the others on first
+ * concurrent use and kept while small); an execution that finds none free allocates its own.
+ * A row-separable program (host_rows.c) also gets chunk executables and runs row block by row block.
  * its own. Contiguous tensor parameters are read in place; strided ones are gathered into a malloc'd temporary.
  */
 #include "host_internal.h"
@@ -12,6 +14,8 @@
 #include <string.h>
 
 #define NO_SLOT (-1)
+#define MAX_ARENAS 8
+#define KEEP_ARENA_BYTES ((size_t)32 << 20) /* extra arenas above this are allocated per execution */
 
 struct tt_executable {
     tt_ir_program *p;
@@ -21,8 +25,11 @@ struct tt_executable {
     size_t arena_bytes;   /* slots, after the per-value pointer table */
     size_t table_bytes;   /* per-value pointer table at the arena's start */
     tt_host_fusion *fusion; /* fused elementwise groups (a node's scratch slot is its group's at exec node) */
-    pthread_mutex_t lock; /* guards arena */
-    void *arena;
+    int32_t n_arenas;
+    pthread_mutex_t locks[MAX_ARENAS]; /* locks[k] guards arenas[k] */
+    void *arenas[MAX_ARENAS];
+    bool shallow;         /* p is a chunk copy (host_rows.c): free its types and itself, not its nodes */
+    tt_host_rows *rows;   /* row-chunked plan, or NULL */
 };
 
 static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
@@ -122,7 +129,7 @@ static tt_status check_supported(const tt_ir_program *p) {
     return TT_OK;
 }
 
-tt_status tt_host_compile(tt_ir_program *p, tt_executable **out) {
+static tt_status compile_impl(tt_ir_program *p, bool chunk, tt_executable **out) {
     *out = NULL;
     if (!p) return tt_error(TT_STATUS_INVALID_ARGUMENT, "host compile: NULL program");
     tt_status st = check_supported(p);
@@ -195,16 +202,29 @@ tt_status tt_host_compile(tt_ir_program *p, tt_executable **out) {
     }
     e->table_bytes = round64((size_t)nv * sizeof(void *) + 1);
     e->arena_bytes = (size_t)pl.top;
-    e->arena = aligned_alloc(64, e->table_bytes + e->arena_bytes);
-    if (!e->arena) goto oom;
-    if (pthread_mutex_init(&e->lock, NULL) != 0) {
-        free(e->arena);
-        goto oom;
+    e->arenas[0] = aligned_alloc(64, e->table_bytes + e->arena_bytes);
+    if (!e->arenas[0]) goto oom;
+    int nt = tt_host_num_threads();
+    e->n_arenas = nt + 1 < MAX_ARENAS ? nt + 1 : MAX_ARENAS;
+    for (int32_t k = 0; k < e->n_arenas; k++) {
+        if (pthread_mutex_init(&e->locks[k], NULL) != 0) {
+            for (int32_t j = 0; j < k; j++) pthread_mutex_destroy(&e->locks[j]);
+            free(e->arenas[0]);
+            goto oom;
+        }
     }
     free(pl.blocks);
     free(last);
-    tt_ir_program_retain(p);
+    if (chunk) e->shallow = true;
+    else tt_ir_program_retain(p);
     e->p = p;
+    if (!chunk) {
+        st = tt_host_rows_plan(p, &e->rows);
+        if (st != TT_OK) {
+            tt_host_executable_free(e);
+            return st;
+        }
+    }
     *out = e;
     return TT_OK;
 oom:
@@ -222,11 +242,22 @@ fail:
     return st;
 }
 
+tt_status tt_host_compile(tt_ir_program *p, tt_executable **out) { return compile_impl(p, false, out); }
+tt_status tt_host_compile_chunk(tt_ir_program *p, tt_executable **out) { return compile_impl(p, true, out); }
+
 void tt_host_executable_free(tt_executable *e) {
     if (!e) return;
-    tt_ir_program_destroy(e->p);
-    pthread_mutex_destroy(&e->lock);
-    free(e->arena);
+    tt_host_rows_free(e->rows);
+    if (e->shallow) {
+        free(e->p->types);
+        free(e->p);
+    } else {
+        tt_ir_program_destroy(e->p);
+    }
+    for (int32_t k = 0; k < e->n_arenas; k++) {
+        pthread_mutex_destroy(&e->locks[k]);
+        free(e->arenas[k]);
+    }
     tt_host_fuse_free(e->fusion);
     free(e->slot);
     free(e->scratch);
@@ -335,9 +366,21 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
         if (st != TT_OK) return st;
     }
 
-    bool owned = pthread_mutex_trylock(&e->lock) != 0;
-    char *arena = owned ? aligned_alloc(64, e->table_bytes + e->arena_bytes) : e->arena;
-    if (!arena) return tt_error(TT_STATUS_OUT_OF_MEMORY, "host execute: out of host memory for temporaries");
+    if (e->rows) {
+        tt_status rst = tt_host_rows_execute(e->rows, args, n_args, results, n_results);
+        if (rst != TT_STATUS_UNSUPPORTED) return rst;
+    }
+    int32_t held = -1;
+    for (int32_t k = 0; k < e->n_arenas && held < 0; k++)
+        if (pthread_mutex_trylock(&e->locks[k]) == 0) held = k;
+    if (held >= 0 && !e->arenas[held] && e->table_bytes + e->arena_bytes <= KEEP_ARENA_BYTES)
+        e->arenas[held] = aligned_alloc(64, e->table_bytes + e->arena_bytes);
+    bool owned = held < 0 || !e->arenas[held];
+    char *arena = owned ? aligned_alloc(64, e->table_bytes + e->arena_bytes) : e->arenas[held];
+    if (!arena) {
+        if (held >= 0) pthread_mutex_unlock(&e->locks[held]);
+        return tt_error(TT_STATUS_OUT_OF_MEMORY, "host execute: out of host memory for temporaries");
+    }
     void **vals = (void **)(void *)arena;
     char *slots = arena + e->table_bytes;
     void *gathered[16];
@@ -353,6 +396,23 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
     }
     for (int32_t v = 0; v < p->n_values; v++)
         vals[v] = e->fixed[v] ? (void *)(uintptr_t)e->fixed[v] : e->slot[v] != NO_SLOT ? slots + e->slot[v] : NULL;
+    /* Outputs computed straight into their result buffers (saves a full copy and keeps the arena small in cache):
+     * a node's value, once, into a contiguous view of a buffer that no argument and no other result uses. */
+    uint64_t direct = 0;
+    for (int32_t o = 0; o < n_results && o < 64; o++) {
+        tt_ir_value v = p->outputs[o];
+        tt_ir_op op = p->nodes[p->value_node[v]].op;
+        if (op == TT_OP_PARAMETER || op == TT_OP_SCALAR_PARAMETER || op == TT_OP_CONSTANT) continue;
+        if (tt_host_numel(&p->types[v]) == 0 || !view_contiguous(&p->types[v], results[o].strides)) continue;
+        bool ok = true;
+        for (int32_t i = 0; ok && i < n_args; i++) ok = args[i].buffer != results[o].buffer;
+        for (int32_t o2 = 0; ok && o2 < n_results; o2++)
+            ok = o2 == o || (results[o2].buffer != results[o].buffer && p->outputs[o2] != v);
+        if (!ok) continue;
+        direct |= (uint64_t)1 << o;
+        vals[v] = (char *)tt_host_buffer_data(results[o].buffer) +
+                  results[o].offset * (int64_t)tt_dtype_size(p->types[v].dtype);
+    }
 
     for (int32_t i = 0; i < n_args; i++) {
         tt_ir_value v = p->params[i];
@@ -402,6 +462,7 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
     }
     /* Every output is final in a temporary (or a private copy); now write the results. */
     for (int32_t o = 0; o < n_results; o++) {
+        if (o < 64 && (direct >> o & 1)) continue;
         tt_ir_value v = p->outputs[o];
         const tt_ir_type *t = &p->types[v];
         int64_t cs[TT_MAX_RANK];
@@ -413,6 +474,6 @@ done:
     for (int32_t i = 0; i < n_gath; i++) free(gath[i]);
     if (gath != gathered) free(gath);
     if (owned) free(arena);
-    else pthread_mutex_unlock(&e->lock);
+    if (held >= 0) pthread_mutex_unlock(&e->locks[held]);
     return st;
 }

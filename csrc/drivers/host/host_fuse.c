@@ -19,6 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* -O2 (the Makefile's) vectorizes only loops with no epilogue; the per-tile loops want the full vectorizer. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#endif
+
 #define TILE 1024
 #define MAX_PARTS 64
 
@@ -318,10 +323,15 @@ static bool close_group(tt_host_fusion *f, const tt_ir_program *p, int32_t gi, c
             fvid *iv = &g->vids[st->in[i]];
             bool dup = false;
             for (int32_t j = 0; j < i; j++) dup |= st->in[j] == st->in[i];
-            if (!dup && iv->last == s && iv->buf >= 0) free_list[n_free++] = iv->buf;
+            bool kept = g->steps[st->in[i]].kind == S_SPLAT;
+            if (!dup && !kept && iv->last == s && iv->buf >= 0) free_list[n_free++] = iv->buf;
         }
         fvid *vd = &g->vids[s];
         if (vd->direct_in || vd->direct_out >= 0) continue;
+        if (st->kind == S_SPLAT) {
+            vd->buf = n_bufs++; /* its own buffer, filled once per part */
+            continue;
+        }
         vd->buf = n_free ? free_list[--n_free] : n_bufs++;
         /* A value nobody reads (stored only) frees its buffer at once. */
         if (vd->last == s) free_list[n_free++] = vd->buf;
@@ -485,7 +495,8 @@ typedef struct fjob {
     int64_t per_part; /* elements per part, a multiple of TILE */
 } fjob;
 
-static void run_tile(const fjob *j, char *part, int64_t off, int64_t m) {
+/* One tile; first: the part's first tile (splat buffers are filled then and kept). */
+static void run_tile(const fjob *j, char *part, int64_t off, int64_t m, bool first) {
     const fgroup *g = j->g;
     const tt_ir_program *p = j->p;
     char *tmp = part + (size_t)g->n_bufs * TILE * 8;
@@ -507,11 +518,13 @@ static void run_tile(const fjob *j, char *part, int64_t off, int64_t m) {
         case S_LOAD:
             if (!vd->direct_in) load_class(c, st->in_dt, src + off * (int64_t)tt_dtype_size(st->in_dt), m, o);
             break;
-        case S_SPLAT: {
-            uint64_t one[1];
-            load_class(c, st->in_dt, src, 1, one);
-            splat(c, one, m, o);
-        } break;
+        case S_SPLAT:
+            if (first) {
+                uint64_t one[1];
+                load_class(c, st->in_dt, src, 1, one);
+                splat(c, one, TILE, o);
+            }
+            break;
         case S_BCAST: bcast_tile(st, c, src, off, m, o); break;
         case S_EW: {
             tt_host_class ic = g->vids[st->in[0]].cls;
@@ -561,7 +574,7 @@ static void run_parts(void *user, int64_t begin, int64_t end) {
     for (int64_t part = begin; part < end; part++) {
         char *scr = j->scratch + (size_t)part * j->g->part_bytes;
         int64_t lo = part * j->per_part, hi = lo + j->per_part < j->g->n ? lo + j->per_part : j->g->n;
-        for (int64_t off = lo; off < hi; off += TILE) run_tile(j, scr, off, hi - off < TILE ? hi - off : TILE);
+        for (int64_t off = lo; off < hi; off += TILE) run_tile(j, scr, off, hi - off < TILE ? hi - off : TILE, off == lo);
     }
 }
 

@@ -38,6 +38,9 @@ static inline const tt_ir_type *tt_host_in_type(const tt_ir_program *p, const tt
 void *tt_host_buffer_data(tt_buffer *buf);
 size_t tt_host_buffer_size(const tt_buffer *buf);
 tt_status tt_host_compile(tt_ir_program *p, tt_executable **out);
+/* Compiles a chunk copy of a program (host_rows.c): no row plan of its own; the executable frees p->types and p
+ * (not the shared nodes) and does not retain p. */
+tt_status tt_host_compile_chunk(tt_ir_program *p, tt_executable **out);
 void tt_host_executable_free(tt_executable *exe);
 tt_status tt_host_execute(tt_executable *exe, const tt_exec_arg *args, int32_t n_args, const tt_exec_arg *results,
                           int32_t n_results);
@@ -87,6 +90,18 @@ void tt_host_ew_math(tt_host_class cls, tt_ir_op op, tt_dtype dt, const void *a,
 void tt_host_ew_compare(tt_host_class cls, tt_ir_op op, tt_ir_cmp cmp, const void *a, const void *b, uint8_t *o,
                         int64_t m);
 bool tt_host_ew_type_ok(tt_ir_op op, tt_dtype dt, tt_dtype odt);
+
+/* ---- host_rows.c: row-chunked execution ----
+ * A program whose every node keeps the leading dim (elementwise, broadcasts and reshapes that keep it, reductions
+ * over other dims; small leaves read whole) runs as a sequence of row blocks sized to stay in cache, in parallel
+ * over the pool. tt_host_rows_plan sets *out to NULL when the program does not qualify. tt_host_rows_execute
+ * returns TT_STATUS_UNSUPPORTED (no message) when the views alias in a way blocks cannot honour: then the caller
+ * runs the whole program. */
+typedef struct tt_host_rows tt_host_rows;
+tt_status tt_host_rows_plan(const tt_ir_program *p, tt_host_rows **out);
+void tt_host_rows_free(tt_host_rows *r);
+tt_status tt_host_rows_execute(tt_host_rows *r, const tt_exec_arg *args, int32_t n_args, const tt_exec_arg *results,
+                               int32_t n_results);
 
 /* ---- host_fuse.c: fused elementwise groups ----
  * tt_host_fuse_plan groups the program's elementwise nodes (owned by caller: tt_host_fuse_free). A node in a

@@ -2,10 +2,16 @@
  * counts as the extreme), cumulative (inclusive scan along one dim, optionally reversed).
  *
  * reduce moves the reduced dims last (a strided copy into scratch unless they already are), then reduces each
- * contiguous row. Float sums are pairwise over blocks of TT_HOST_BLOCK so large sums stay accurate; f32, bf16
- * and f16 accumulate in float, f64 in double, integers in wrapping i64.
+ * contiguous row. Float sums are pairwise over blocks of TT_HOST_BLOCK so large sums stay accurate (inside a
+ * block, 16 interleaved partial sums combined pairwise); f32, bf16 and f16 accumulate in float, f64 in double,
+ * integers in wrapping i64.
  */
 #include "host_internal.h"
+
+/* -O2 (the Makefile's) vectorizes only loops with no epilogue; the lane loops here want the full vectorizer. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#endif
 
 #include <math.h>
 #include <string.h>
@@ -20,6 +26,53 @@ static bool in_dims(const tt_ir_dims *l, int64_t v) {
 
 #define FMAX(a, v) (((a) != (a) || (v) != (v)) ? (a) + (v) : (v) > (a) ? (v) : (a))
 #define FMIN(a, v) (((a) != (a) || (v) != (v)) ? (a) + (v) : (v) < (a) ? (v) : (a))
+
+/* Block kernels with LANES independent partial results, so the loops vectorize and do not wait on one
+ * accumulator: sum (lanes combined pairwise, then the tail) and max/min (NaN anywhere gives NaN; among equal
+ * values, e.g. -0 and +0, the lane order decides which one is kept). */
+#define LANES 16
+#define RED_BLOCK(NAME, T)                                                                                \
+    static T sum_##NAME(const T *v, int64_t m) {                                                          \
+        T l[LANES] = {0}, tail = 0;                                                                       \
+        int64_t i = 0;                                                                                    \
+        for (; i + LANES <= m; i += LANES)                                                                \
+            for (int k = 0; k < LANES; k++) l[k] += v[i + k];                                             \
+        for (; i < m; i++) tail += v[i];                                                                  \
+        for (int w = LANES / 2; w > 0; w /= 2)                                                            \
+            for (int k = 0; k < w; k++) l[k] += l[k + w];                                                 \
+        return l[0] + tail;                                                                               \
+    }                                                                                                     \
+    static T ext_##NAME(const T *v, int64_t m, bool is_min) {                                             \
+        T l[LANES], r = is_min ? (T)INFINITY : (T)-INFINITY;                                              \
+        T nan[LANES];                                                                                     \
+        for (int k = 0; k < LANES; k++) {                                                                 \
+            l[k] = r;                                                                                     \
+            nan[k] = r; /* the identity until a NaN arrives */                                            \
+        }                                                                                                 \
+        int64_t i = 0;                                                                                    \
+        if (is_min) {                                                                                     \
+            for (; i + LANES <= m; i += LANES)                                                            \
+                for (int k = 0; k < LANES; k++) {                                                         \
+                    T x = v[i + k];                                                                       \
+                    l[k] = x < l[k] ? x : l[k];                                                           \
+                    nan[k] = x != x ? x : nan[k];                                                         \
+                }                                                                                         \
+        } else {                                                                                          \
+            for (; i + LANES <= m; i += LANES)                                                            \
+                for (int k = 0; k < LANES; k++) {                                                         \
+                    T x = v[i + k];                                                                       \
+                    l[k] = x > l[k] ? x : l[k];                                                           \
+                    nan[k] = x != x ? x : nan[k];                                                         \
+                }                                                                                         \
+        }                                                                                                 \
+        for (int k = 0; k < LANES; k++) r = is_min ? FMIN(r, l[k]) : FMAX(r, l[k]);                       \
+        for (int k = 0; k < LANES; k++) r = is_min ? FMIN(r, nan[k]) : FMAX(r, nan[k]);                   \
+        for (; i < m; i++) r = is_min ? FMIN(r, v[i]) : FMAX(r, v[i]);                                    \
+        return r;                                                                                         \
+    }
+
+RED_BLOCK(red_f32, float)
+RED_BLOCK(red_f64, double)
 
 /* Reduction of one contiguous row of n elements of dtype dt, in compute type T. */
 #define RED_FLOAT(NAME, T, NATIVE, LOAD)                                                                  \
@@ -38,10 +91,10 @@ static bool in_dims(const tt_ir_dims *l, int64_t v) {
             if (dt == NATIVE) v = (const T *)(const void *)(x + off * (int64_t)es);                       \
             else LOAD(dt, x + off * (int64_t)es, m, buf);                                                 \
             switch (kind) {                                                                               \
-            case TT_REDUCE_ADD: for (int64_t i = 0; i < m; i++) acc += v[i]; break;                       \
+            case TT_REDUCE_ADD: acc += sum_##NAME(v, m); break;                                           \
             case TT_REDUCE_MUL: for (int64_t i = 0; i < m; i++) acc *= v[i]; break;                       \
-            case TT_REDUCE_MAX: for (int64_t i = 0; i < m; i++) acc = FMAX(acc, v[i]); break;             \
-            case TT_REDUCE_MIN: for (int64_t i = 0; i < m; i++) acc = FMIN(acc, v[i]); break;             \
+            case TT_REDUCE_MAX: acc = FMAX(acc, ext_##NAME(v, m, false)); break;                          \
+            case TT_REDUCE_MIN: acc = FMIN(acc, ext_##NAME(v, m, true)); break;                           \
             default: break;                                                                               \
             }                                                                                             \
         }                                                                                                 \

@@ -1,0 +1,428 @@
+/* special.c — lowerings of assorted pointwise and small composite ops that had no native form: glu (+backward),
+ * log_sigmoid_forward/backward, polygamma, _logcumsumexp, linalg_cross, the norm.* overloads (forwarded to
+ * linalg_vector_norm).
+ *
+ * Float-only ops return TT_STATUS_UNSUPPORTED for other dtypes so PyTorch raises its own error; bf16/f16 are
+ * computed in f32 and rounded once (PyTorch CPU's opmath). */
+#include "tt_lower.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- helpers ---- */
+
+static tt_ir_type sp_type(tt_lower_ctx *ctx, tt_ir_value v) {
+    tt_ir_type t;
+    memset(&t, 0, sizeof t);
+    const tt_ir_type *p = v == TT_IR_NONE ? NULL : tt_lower_type(ctx, v);
+    if (p) t = *p;
+    return t;
+}
+
+static tt_status sp_unsupported(tt_lower_ctx *ctx, const char *what) {
+    return tt_ir_builder_fail(ctx->b, TT_STATUS_UNSUPPORTED, "%s: unsupported arguments on tpu", what);
+}
+
+static tt_ir_value sp_bin(tt_lower_ctx *ctx, tt_ir_op op, tt_ir_value x, tt_ir_value y) {
+    return tt_ir_binary(ctx->b, op, x, y);
+}
+static tt_ir_value sp_un(tt_lower_ctx *ctx, tt_ir_op op, tt_ir_value x) { return tt_ir_unary(ctx->b, op, x); }
+static tt_ir_value sp_k(tt_lower_ctx *ctx, tt_ir_value like, double v) { return tt_lower_like(ctx, like, v); }
+
+/* Slice [start, start + len) of x along dim. */
+static tt_ir_value sp_slice(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim, int64_t start, int64_t len) {
+    tt_ir_type t = sp_type(ctx, x);
+    int64_t st[TT_MAX_RANK] = {0}, lim[TT_MAX_RANK];
+    memcpy(lim, t.dims, sizeof lim);
+    st[dim] = start;
+    lim[dim] = start + len;
+    return tt_ir_slice(ctx->b, x, st, lim, NULL);
+}
+
+/* ---- glu ---- */
+
+/* Splits x along dim into halves (a, b) after the checks PyTorch makes. */
+static bool glu_split(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim_arg, int64_t *dim, tt_ir_value *a,
+                      tt_ir_value *b) {
+    tt_ir_type t = sp_type(ctx, x);
+    if (tt_ir_builder_status(ctx->b) != TT_OK) return false;
+    if (t.rank == 0) {
+        tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "glu does not support scalars because halving size must be even");
+        return false;
+    }
+    *dim = tt_lower_wrap_dim(ctx, dim_arg, t.rank);
+    if (tt_ir_builder_status(ctx->b) != TT_OK) return false;
+    int64_t n = t.dims[*dim];
+    if (n % 2 != 0) {
+        tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
+                           "Halving dimension must be even, but dimension %lld is size %lld", (long long)*dim,
+                           (long long)n);
+        return false;
+    }
+    *a = sp_slice(ctx, x, *dim, 0, n / 2);
+    *b = sp_slice(ctx, x, *dim, n / 2, n / 2);
+    return true;
+}
+
+static tt_status tt_lower_glu(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                              int32_t nouts) {
+    (void)nouts;
+    tt_ir_type t = sp_type(ctx, args[0].value);
+    if (!tt_dtype_is_float(t.dtype)) return sp_unsupported(ctx, "glu");
+    tt_dtype cdt = tt_lower_opmath(t.dtype);
+    int64_t dim;
+    tt_ir_value a, b;
+    if (!glu_split(ctx, tt_ir_convert(ctx->b, args[0].value, cdt), nargs > 1 ? args[1].i : -1, &dim, &a, &b))
+        return tt_ir_builder_status(ctx->b);
+    tt_ir_value sig = sp_bin(ctx, TT_OP_DIVIDE, sp_k(ctx, b, 1.0),
+                             sp_bin(ctx, TT_OP_ADD, sp_k(ctx, b, 1.0), sp_un(ctx, TT_OP_EXP, sp_un(ctx, TT_OP_NEGATE, b))));
+    outs[0] = tt_ir_convert(ctx->b, sp_bin(ctx, TT_OP_MULTIPLY, a, sig), t.dtype);
+    return tt_ir_builder_status(ctx->b);
+}
+
+/* glu_backward(grad_output, self, dim): d/da = g * s, d/db = g * a * s * (1 - s), s = sigmoid(b). */
+static tt_status tt_lower_glu_backward(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                       int32_t nouts) {
+    (void)nargs;
+    (void)nouts;
+    tt_ir_type t = sp_type(ctx, args[1].value);
+    if (!tt_dtype_is_float(t.dtype) || sp_type(ctx, args[0].value).dtype != t.dtype)
+        return sp_unsupported(ctx, "glu_backward");
+    tt_dtype cdt = tt_lower_opmath(t.dtype);
+    int64_t dim;
+    tt_ir_value a, b;
+    if (!glu_split(ctx, tt_ir_convert(ctx->b, args[1].value, cdt), args[2].i, &dim, &a, &b))
+        return tt_ir_builder_status(ctx->b);
+    tt_ir_value g = tt_ir_convert(ctx->b, args[0].value, cdt);
+    tt_ir_type gt = sp_type(ctx, g), at = sp_type(ctx, a);
+    if (gt.rank != at.rank || memcmp(gt.dims, at.dims, sizeof(int64_t) * (size_t)at.rank) != 0)
+        return sp_unsupported(ctx, "glu_backward shapes");
+    tt_ir_value s = sp_bin(ctx, TT_OP_DIVIDE, sp_k(ctx, b, 1.0),
+                           sp_bin(ctx, TT_OP_ADD, sp_k(ctx, b, 1.0), sp_un(ctx, TT_OP_EXP, sp_un(ctx, TT_OP_NEGATE, b))));
+    tt_ir_value ga = sp_bin(ctx, TT_OP_MULTIPLY, s, g);
+    tt_ir_value gb = sp_bin(ctx, TT_OP_MULTIPLY, sp_bin(ctx, TT_OP_MULTIPLY, sp_bin(ctx, TT_OP_SUBTRACT, sp_k(ctx, s, 1.0), s), s),
+                            sp_bin(ctx, TT_OP_MULTIPLY, a, g));
+    tt_ir_value parts[2] = {ga, gb};
+    outs[0] = tt_ir_convert(ctx->b, tt_ir_concatenate(ctx->b, 2, parts, dim), t.dtype);
+    return tt_ir_builder_status(ctx->b);
+}
+
+/* ---- log_sigmoid ---- */
+
+/* (output, buffer): output = min(x, 0) - log1p(exp(-|x|)); the CPU's buffer is an empty tensor. */
+static tt_status tt_lower_log_sigmoid_forward(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs,
+                                              tt_ir_value *outs, int32_t nouts) {
+    (void)nargs;
+    tt_ir_type t = sp_type(ctx, args[0].value);
+    if (!tt_dtype_is_float(t.dtype)) return sp_unsupported(ctx, "log_sigmoid");
+    tt_dtype cdt = tt_lower_opmath(t.dtype);
+    tt_ir_value x = tt_ir_convert(ctx->b, args[0].value, cdt);
+    tt_ir_value z = sp_un(ctx, TT_OP_EXP, sp_un(ctx, TT_OP_NEGATE, sp_un(ctx, TT_OP_ABS, x)));
+    tt_ir_value mn = sp_bin(ctx, TT_OP_MINIMUM, x, sp_k(ctx, x, 0.0));
+    outs[0] = tt_ir_convert(ctx->b, sp_bin(ctx, TT_OP_SUBTRACT, mn, sp_un(ctx, TT_OP_LOG1P, z)), t.dtype);
+    if (nouts > 1) {
+        int64_t zero = 0;
+        outs[1] = tt_lower_full(ctx, t.dtype, 1, &zero, 0.0);
+    }
+    return tt_ir_builder_status(ctx->b);
+}
+
+/* grad * (max_deriv - sign * z / (1 + z)), z = exp(-|x|); max_deriv, sign = (1, 1) for x < 0 else (0, -1). */
+static tt_status tt_lower_log_sigmoid_backward(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs,
+                                               tt_ir_value *outs, int32_t nouts) {
+    (void)nargs;
+    (void)nouts;
+    tt_ir_type t = sp_type(ctx, args[1].value);
+    if (!tt_dtype_is_float(t.dtype) || sp_type(ctx, args[0].value).dtype != t.dtype)
+        return sp_unsupported(ctx, "log_sigmoid_backward");
+    tt_dtype cdt = tt_lower_opmath(t.dtype);
+    tt_ir_value v[2] = {tt_ir_convert(ctx->b, args[0].value, cdt), tt_ir_convert(ctx->b, args[1].value, cdt)};
+    if (!tt_lower_broadcast_values(ctx, 2, v)) return tt_ir_builder_status(ctx->b);
+    tt_ir_value g = v[0], x = v[1];
+    tt_ir_value neg = tt_ir_compare(ctx->b, TT_CMP_LT, x, sp_k(ctx, x, 0.0));
+    tt_ir_value z = sp_un(ctx, TT_OP_EXP, sp_un(ctx, TT_OP_NEGATE, sp_un(ctx, TT_OP_ABS, x)));
+    tt_ir_value q = sp_bin(ctx, TT_OP_DIVIDE, z, sp_bin(ctx, TT_OP_ADD, sp_k(ctx, z, 1.0), z));
+    /* x < 0: 1 - q; else: 0 + q */
+    tt_ir_value d = tt_ir_select(ctx->b, neg, sp_bin(ctx, TT_OP_SUBTRACT, sp_k(ctx, q, 1.0), q),
+                                 sp_bin(ctx, TT_OP_ADD, sp_k(ctx, q, 0.0), q));
+    outs[0] = tt_ir_convert(ctx->b, sp_bin(ctx, TT_OP_MULTIPLY, g, d), t.dtype);
+    return tt_ir_builder_status(ctx->b);
+}
+
+/* ---- polygamma ---- */
+
+/* PyTorch's trigamma (reflection below 1/2, six recurrence steps, then the asymptotic series), in dtype of x. */
+static tt_ir_value sp_trigamma(tt_lower_ctx *ctx, tt_ir_value x) {
+    tt_ir_builder *b = ctx->b;
+    const double pi = 3.14159265358979323846;
+    tt_ir_value small = tt_ir_compare(b, TT_CMP_LT, x, sp_k(ctx, x, 0.5));
+    tt_ir_value spx = sp_un(ctx, TT_OP_SIN, sp_bin(ctx, TT_OP_MULTIPLY, sp_k(ctx, x, pi), x));
+    tt_ir_value refl = sp_bin(ctx, TT_OP_DIVIDE, sp_k(ctx, x, pi * pi),
+                              sp_bin(ctx, TT_OP_MULTIPLY, spx, spx));
+    tt_ir_value result = tt_ir_select(b, small, sp_un(ctx, TT_OP_NEGATE, refl), sp_k(ctx, x, 0.0));
+    tt_ir_value sign = tt_ir_select(b, small, sp_k(ctx, x, -1.0), sp_k(ctx, x, 1.0));
+    x = tt_ir_select(b, small, sp_bin(ctx, TT_OP_SUBTRACT, sp_k(ctx, x, 1.0), x), x);
+    for (int i = 0; i < 6; i++) {
+        result = sp_bin(ctx, TT_OP_ADD, result, sp_bin(ctx, TT_OP_DIVIDE, sp_k(ctx, x, 1.0), sp_bin(ctx, TT_OP_MULTIPLY, x, x)));
+        x = sp_bin(ctx, TT_OP_ADD, x, sp_k(ctx, x, 1.0));
+    }
+    tt_ir_value ixx = sp_bin(ctx, TT_OP_DIVIDE, sp_k(ctx, x, 1.0), sp_bin(ctx, TT_OP_MULTIPLY, x, x));
+    /* 1 + 1/(2x) + ixx * (1/6 - ixx * (1/30 - ixx * (1/42))) */
+    tt_ir_value in3 = sp_bin(ctx, TT_OP_SUBTRACT, sp_k(ctx, x, 1.0 / 30), sp_bin(ctx, TT_OP_MULTIPLY, ixx, sp_k(ctx, x, 1.0 / 42)));
+    tt_ir_value in2 = sp_bin(ctx, TT_OP_SUBTRACT, sp_k(ctx, x, 1.0 / 6), sp_bin(ctx, TT_OP_MULTIPLY, ixx, in3));
+    tt_ir_value ser = sp_bin(ctx, TT_OP_ADD,
+                             sp_bin(ctx, TT_OP_ADD, sp_k(ctx, x, 1.0),
+                                    sp_bin(ctx, TT_OP_DIVIDE, sp_k(ctx, x, 1.0), sp_bin(ctx, TT_OP_MULTIPLY, sp_k(ctx, x, 2.0), x))),
+                             sp_bin(ctx, TT_OP_MULTIPLY, ixx, in2));
+    result = sp_bin(ctx, TT_OP_ADD, result, sp_bin(ctx, TT_OP_DIVIDE, ser, x));
+    return sp_bin(ctx, TT_OP_MULTIPLY, sign, result);
+}
+
+/* Iterations of the direct sum unrolled for the Hurwitz zeta: PyTorch's loop runs while i < 9 or a <= 9, so this
+ * covers every q >= -(SP_ZETA_TERMS - 10); lanes further left would need more terms (see sp_zeta). */
+#define SP_ZETA_TERMS 48
+
+/* Hurwitz zeta(s, q) for an integer s >= 2 (structural), following the Cephes algorithm PyTorch uses: a direct
+ * sum until the terms start at a > 9 (or become negligible), then the Euler-Maclaurin tail with the Bernoulli
+ * coefficients. Early exits are kept lane by lane with a "done" mask so every lane sees the same arithmetic as
+ * PyTorch's loop. */
+static tt_ir_value sp_zeta(tt_lower_ctx *ctx, double s, tt_ir_value q) {
+    static const double A[12] = {12.0,
+                                 -720.0,
+                                 30240.0,
+                                 -1209600.0,
+                                 47900160.0,
+                                 -1.8924375803183791606e9,
+                                 7.47242496e10,
+                                 -2.950130727918164224e12,
+                                 1.1646782814350067249e14,
+                                 -4.5979787224074726105e15,
+                                 1.8152105401943546773e17,
+                                 -7.1661652561756670113e18};
+    tt_ir_builder *b = ctx->b;
+    tt_dtype dt = sp_type(ctx, q).dtype;
+    double machep = dt == TT_F64 ? 1.11022302462515654042e-16 : (double)(float)1.11022302462515654042e-16;
+    tt_ir_value negx = sp_k(ctx, q, -s);
+    tt_ir_value one = sp_k(ctx, q, 1.0);
+    tt_ir_value sum = sp_bin(ctx, TT_OP_POWER, q, negx);
+    tt_ir_value a = q, bb = sum;
+    tt_ir_value done = tt_lower_like(ctx, tt_ir_compare(b, TT_CMP_NE, q, q), 0.0); /* all false */
+    tt_ir_value nine = sp_k(ctx, q, 9.0);
+    for (int i = 0; i < SP_ZETA_TERMS; i++) {
+        tt_ir_value active = tt_ir_binary(b, TT_OP_AND, sp_un(ctx, TT_OP_NOT, done),
+                                          i < 9 ? tt_lower_like(ctx, done, 1.0) : tt_ir_compare(b, TT_CMP_LE, a, nine));
+        tt_ir_value a2 = sp_bin(ctx, TT_OP_ADD, a, one);
+        tt_ir_value b2 = sp_bin(ctx, TT_OP_POWER, a2, negx);
+        tt_ir_value s2 = sp_bin(ctx, TT_OP_ADD, sum, b2);
+        a = tt_ir_select(b, active, a2, a);
+        bb = tt_ir_select(b, active, b2, bb);
+        sum = tt_ir_select(b, active, s2, sum);
+        tt_ir_value eps = sp_bin(ctx, TT_OP_MULTIPLY, sp_k(ctx, q, machep), s2);
+        tt_ir_value tiny = tt_ir_binary(b, TT_OP_AND, tt_ir_compare(b, TT_CMP_LT, sp_un(ctx, TT_OP_NEGATE, eps), b2),
+                                        tt_ir_compare(b, TT_CMP_LT, b2, eps));
+        /* a negligible term returns the sum at once (no tail); a lane whose loop condition failed is frozen by
+         * the selects above (a > 9 stays true) and goes on to the tail */
+        done = tt_ir_binary(b, TT_OP_OR, done, tt_ir_binary(b, TT_OP_AND, active, tiny));
+    }
+    /* Tail for lanes not done: w = a; s += b*w/(x-1) - b/2; then up to 12 Bernoulli terms. */
+    tt_ir_value w = a;
+    tt_ir_value t1 = sp_bin(ctx, TT_OP_ADD, sum, sp_bin(ctx, TT_OP_DIVIDE, sp_bin(ctx, TT_OP_MULTIPLY, bb, w), sp_k(ctx, q, s - 1.0)));
+    t1 = sp_bin(ctx, TT_OP_SUBTRACT, t1, sp_bin(ctx, TT_OP_MULTIPLY, sp_k(ctx, q, 0.5), bb));
+    sum = tt_ir_select(b, done, sum, t1);
+    tt_ir_value aa = one, k = sp_k(ctx, q, 0.0);
+    for (int i = 0; i < 12; i++) {
+        aa = sp_bin(ctx, TT_OP_MULTIPLY, aa, sp_bin(ctx, TT_OP_ADD, sp_k(ctx, q, s), k));
+        bb = sp_bin(ctx, TT_OP_DIVIDE, bb, w);
+        tt_ir_value t = sp_bin(ctx, TT_OP_DIVIDE, sp_bin(ctx, TT_OP_MULTIPLY, aa, bb), sp_k(ctx, q, A[i]));
+        tt_ir_value s2 = sp_bin(ctx, TT_OP_ADD, sum, t);
+        sum = tt_ir_select(b, done, sum, s2);
+        tt_ir_value rel = sp_un(ctx, TT_OP_ABS, sp_bin(ctx, TT_OP_DIVIDE, t, s2));
+        done = tt_ir_binary(b, TT_OP_OR, done, tt_ir_compare(b, TT_CMP_LT, rel, sp_k(ctx, q, machep)));
+        k = sp_bin(ctx, TT_OP_ADD, k, one);
+        aa = sp_bin(ctx, TT_OP_MULTIPLY, aa, sp_bin(ctx, TT_OP_ADD, sp_k(ctx, q, s), k));
+        bb = sp_bin(ctx, TT_OP_DIVIDE, bb, w);
+        k = sp_bin(ctx, TT_OP_ADD, k, one);
+    }
+    /* q <= 0: an integer q is a pole (inf); s is an integer so the non-integer case stays defined. */
+    tt_ir_value qint = tt_ir_binary(b, TT_OP_AND, tt_ir_compare(b, TT_CMP_LE, q, sp_k(ctx, q, 0.0)),
+                                    tt_ir_compare(b, TT_CMP_EQ, q, sp_un(ctx, TT_OP_FLOOR, q)));
+    return tt_ir_select(b, qint, sp_k(ctx, q, INFINITY), sum);
+}
+
+static tt_status tt_lower_polygamma(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                    int32_t nouts) {
+    (void)nargs;
+    (void)nouts;
+    int64_t n = args[0].i;
+    tt_ir_type t = sp_type(ctx, args[1].value);
+    if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
+    if (n < 0) return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "polygamma(n, x) does not support negative n.");
+    if (t.dtype == TT_BOOL || n > 60) return sp_unsupported(ctx, "polygamma");
+    tt_dtype odt = tt_dtype_is_float(t.dtype) ? t.dtype : TT_F32;
+    tt_dtype cdt = tt_lower_opmath(odt);
+    tt_ir_value x = tt_ir_convert(ctx->b, args[1].value, cdt);
+    tt_ir_value r;
+    if (n == 0) {
+        r = sp_un(ctx, TT_OP_DIGAMMA, x);
+    } else if (n == 1) {
+        r = sp_trigamma(ctx, x);
+    } else {
+        /* (-1)^(n+1) * n! * zeta(n + 1, x), with n! = exp(lgamma(n + 1)) as PyTorch computes it */
+        double fact = cdt == TT_F64 ? exp(lgamma((double)n + 1.0)) : (double)expf(lgammaf((float)n + 1.0f));
+        double sign = (n % 2) ? 1.0 : -1.0;
+        r = sp_bin(ctx, TT_OP_MULTIPLY, sp_k(ctx, x, sign * fact), sp_zeta(ctx, (double)n + 1.0, x));
+    }
+    outs[0] = tt_ir_convert(ctx->b, r, odt);
+    return tt_ir_builder_status(ctx->b);
+}
+
+/* ---- _logcumsumexp ---- */
+
+/* out[i] = m_i + log(sum_{j <= i} exp(x_j - m_i)), m_i = max_{j <= i} x_j, over an [.., n, n] triangle: exact
+ * for any spread of magnitudes (a single global shift would underflow early prefixes). Dims longer than
+ * SP_LCSE_MAX fall back. */
+#define SP_LCSE_MAX 512
+
+static tt_status tt_lower_logcumsumexp(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                       int32_t nouts) {
+    (void)nargs;
+    (void)nouts;
+    tt_ir_builder *b = ctx->b;
+    tt_ir_type t = sp_type(ctx, args[0].value);
+    if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
+    if (!tt_dtype_is_float(t.dtype)) return sp_unsupported(ctx, "logcumsumexp");
+    if (t.rank == 0) {
+        (void)tt_lower_wrap_dim(ctx, args[1].i, 0);
+        outs[0] = args[0].value;
+        return tt_ir_builder_status(b);
+    }
+    int64_t dim = tt_lower_wrap_dim(ctx, args[1].i, t.rank);
+    if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
+    int64_t n = t.dims[dim];
+    if (n > SP_LCSE_MAX || t.rank + 1 > TT_MAX_RANK) return sp_unsupported(ctx, "logcumsumexp size");
+    if (tt_numel(t.rank, t.dims) == 0) {
+        outs[0] = args[0].value;
+        return tt_ir_builder_status(b);
+    }
+    tt_dtype cdt = tt_lower_opmath(t.dtype);
+    tt_ir_value x = tt_ir_convert(b, args[0].value, cdt);
+    tt_ir_value m = tt_ir_cumulative(b, TT_REDUCE_MAX, x, dim, false);
+    /* triangle shape: x's dims with an extra j axis right after dim (i stays at dim) */
+    int32_t r = t.rank;
+    int64_t tdims[TT_MAX_RANK], xmap[TT_MAX_RANK], mmap[TT_MAX_RANK];
+    for (int32_t d = 0, o = 0; d < r; d++) {
+        tdims[o] = t.dims[d];
+        xmap[d] = o; /* x's dim d; its dim `dim` becomes j (dim + 1) */
+        mmap[d] = o;
+        o++;
+        if (d == dim) {
+            tdims[o] = n;
+            xmap[d] = o;
+            o++;
+        }
+    }
+    tt_ir_value xb = tt_ir_broadcast_in_dim(b, x, r + 1, tdims, xmap);
+    tt_ir_value mb = tt_ir_broadcast_in_dim(b, m, r + 1, tdims, mmap);
+    tt_ir_value ii = tt_ir_iota(b, TT_I64, r + 1, tdims, dim);
+    tt_ir_value jj = tt_ir_iota(b, TT_I64, r + 1, tdims, dim + 1);
+    tt_ir_value keep = tt_ir_compare(b, TT_CMP_LE, jj, ii);
+    tt_ir_value e = sp_un(ctx, TT_OP_EXP, sp_bin(ctx, TT_OP_SUBTRACT, xb, mb));
+    e = tt_ir_select(b, keep, e, sp_k(ctx, e, 0.0));
+    int64_t rdim = dim + 1;
+    tt_ir_value s = tt_ir_reduce(b, TT_REDUCE_ADD, e, 1, &rdim);
+    tt_ir_value out = sp_bin(ctx, TT_OP_ADD, m, sp_un(ctx, TT_OP_LOG, s));
+    /* m = +-inf: every x_j - m is nan or -inf; the answer is m itself (-inf prefix, or +inf). */
+    tt_ir_value inf = tt_ir_compare(b, TT_CMP_EQ, sp_un(ctx, TT_OP_ABS, m), sp_k(ctx, m, INFINITY));
+    out = tt_ir_select(b, inf, m, out);
+    outs[0] = tt_ir_convert(b, out, t.dtype);
+    return tt_ir_builder_status(b);
+}
+
+/* ---- linalg_cross ---- */
+
+static tt_status tt_lower_linalg_cross(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                       int32_t nouts) {
+    (void)nouts;
+    tt_ir_builder *b = ctx->b;
+    tt_ir_type ta = sp_type(ctx, args[0].value), tb = sp_type(ctx, args[1].value);
+    if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
+    if (ta.dtype != tb.dtype || ta.dtype == TT_BOOL || ta.rank != tb.rank) return sp_unsupported(ctx, "linalg_cross");
+    int64_t dim = tt_lower_wrap_dim(ctx, nargs > 2 && args[2].kind == TT_ARG_INT ? args[2].i : -1, ta.rank);
+    if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
+    if (ta.dims[dim] != 3 || tb.dims[dim] != 3)
+        return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT,
+                                  "linalg.cross: inputs dimension %lld must have length 3. Got %lld and %lld",
+                                  (long long)dim, (long long)ta.dims[dim], (long long)tb.dims[dim]);
+    tt_ir_value v[2] = {args[0].value, args[1].value};
+    if (!tt_lower_broadcast_values(ctx, 2, v)) return tt_ir_builder_status(b);
+    tt_ir_value x[3], y[3], z[3];
+    for (int i = 0; i < 3; i++) {
+        x[i] = sp_slice(ctx, v[0], dim, i, 1);
+        y[i] = sp_slice(ctx, v[1], dim, i, 1);
+    }
+    for (int i = 0; i < 3; i++) {
+        int j = (i + 1) % 3, k = (i + 2) % 3;
+        z[i] = sp_bin(ctx, TT_OP_SUBTRACT, sp_bin(ctx, TT_OP_MULTIPLY, x[j], y[k]), sp_bin(ctx, TT_OP_MULTIPLY, x[k], y[j]));
+    }
+    outs[0] = tt_ir_concatenate(b, 3, z, dim);
+    return tt_ir_builder_status(b);
+}
+
+/* ---- norm.* -> linalg_vector_norm(self, ord, dim, keepdim, dtype) ---- */
+
+static tt_status sp_norm(tt_lower_ctx *ctx, const tt_arg *self, const tt_arg *p, const tt_arg *dim,
+                         const tt_arg *keepdim, const tt_arg *dtype, tt_ir_value *outs, int32_t nouts) {
+    tt_lower_fn fn = tt_lower_find("aten::linalg_vector_norm");
+    if (!fn) return sp_unsupported(ctx, "norm");
+    tt_arg a[5];
+    memset(a, 0, sizeof a);
+    for (int i = 0; i < 5; i++) a[i].value = TT_IR_NONE;
+    a[0] = *self;
+    if (p && p->kind != TT_ARG_NONE) {
+        a[1] = *p;
+    } else {
+        a[1].kind = TT_ARG_SCALAR;
+        a[1].dtype = TT_I64;
+        a[1].i = 2;
+        a[1].f = 2.0;
+    }
+    if (dim) a[2] = *dim;
+    else a[2].kind = TT_ARG_NONE;
+    a[3].kind = TT_ARG_BOOL;
+    a[3].b = keepdim && keepdim->kind == TT_ARG_BOOL && keepdim->b;
+    if (dtype) a[4] = *dtype;
+    else a[4].kind = TT_ARG_NONE;
+    return fn(ctx, a, 5, outs, nouts);
+}
+
+/* norm.Scalar(self, p=2) */
+static tt_status tt_lower_norm_scalar(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                      int32_t nouts) {
+    return sp_norm(ctx, &args[0], nargs > 1 ? &args[1] : NULL, NULL, NULL, NULL, outs, nouts);
+}
+/* norm.ScalarOpt_dim(self, p?, dim, keepdim) and norm.ScalarOpt_dim_dtype(..., *, dtype) */
+static tt_status tt_lower_norm_dim(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                   int32_t nouts) {
+    return sp_norm(ctx, &args[0], &args[1], &args[2], nargs > 3 ? &args[3] : NULL, nargs > 4 ? &args[4] : NULL, outs,
+                   nouts);
+}
+/* norm.ScalarOpt_dtype(self, p?, *, dtype) */
+static tt_status tt_lower_norm_dtype(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                     int32_t nouts) {
+    return sp_norm(ctx, &args[0], &args[1], NULL, NULL, nargs > 2 ? &args[2] : NULL, outs, nouts);
+}
+
+const tt_lower_entry tt_lower_table_special[] = {
+    {"aten::glu", tt_lower_glu},
+    {"aten::glu_backward", tt_lower_glu_backward},
+    {"aten::log_sigmoid_forward", tt_lower_log_sigmoid_forward},
+    {"aten::log_sigmoid_backward", tt_lower_log_sigmoid_backward},
+    {"aten::polygamma", tt_lower_polygamma},
+    {"aten::_logcumsumexp", tt_lower_logcumsumexp},
+    {"aten::linalg_cross", tt_lower_linalg_cross},
+    {"aten::norm.Scalar", tt_lower_norm_scalar},
+    {"aten::norm.ScalarOpt_dim", tt_lower_norm_dim},
+    {"aten::norm.ScalarOpt_dim_dtype", tt_lower_norm_dim},
+    {"aten::norm.ScalarOpt_dtype", tt_lower_norm_dtype},
+    {NULL, NULL},
+};
