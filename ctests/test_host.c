@@ -769,14 +769,15 @@ static void test_one_executable_runs_concurrently_from_several_threads(void) {
 
 /* ---- fused elementwise groups: every result equals the unfused interpreter's, bit for bit ---- */
 
-/* Builds a program with build(b), runs it with fusion on and off (TORCHTPU_HOST_FUSE) on inputs in[], compares
- * all outputs bytewise. n_out <= 4 outputs of at most 1 MB each. */
+/* Builds a program with build(b), runs it with fusion and row blocks on, and with both off (TORCHTPU_HOST_FUSE,
+ * TORCHTPU_HOST_ROWS: the plain interpreter), on inputs in[], compares all outputs bytewise. n_out <= 4 outputs of at most 1 MB each. */
 typedef void (*build_fn)(tt_ir_builder *b);
 static void check_fused_equals_unfused(build_fn build, const void *const *in, int n_out) {
     void *outs[2][4] = {{0}};
     size_t bytes[4] = {0};
     for (int pass = 0; pass < 2; pass++) {
         setenv("TORCHTPU_HOST_FUSE", pass ? "0" : "1", 1);
+        setenv("TORCHTPU_HOST_ROWS", pass ? "0" : "1", 1);
         tt_ir_builder *b = tt_ir_builder_create();
         build(b);
         /* Zeroed room for any output here (the unused tail compares equal). */
@@ -787,6 +788,7 @@ static void check_fused_equals_unfused(build_fn build, const void *const *in, in
         TT_CHECK_OK(run(b, in, outs[pass]));
     }
     unsetenv("TORCHTPU_HOST_FUSE");
+    unsetenv("TORCHTPU_HOST_ROWS");
     for (int o = 0; o < n_out; o++) {
         TT_CHECK(outs[0][o] && outs[1][o] && memcmp(outs[0][o], outs[1][o], bytes[o]) == 0);
         free(outs[0][o]);
@@ -866,6 +868,17 @@ static void build_select(tt_ir_builder *b) {
     tt_ir_builder_add_output(b, tt_ir_convert(b, anyv, TT_I32));
 }
 
+/* softmax over the last of four dims: row blocks over three leading dims (a sub-box [1, 2, 40] here). */
+static void build_softmax4(tt_ir_builder *b) {
+    const int64_t *d = DIMS(4, 6, 40, 100);
+    tt_ir_value x = tt_ir_param(b, TT_F32, 4, d);
+    tt_ir_value m = tt_ir_reduce(b, TT_REDUCE_MAX, x, 1, DIMS(3));
+    tt_ir_value e = tt_ir_unary(b, TT_OP_EXP, tt_ir_binary(b, TT_OP_SUBTRACT, x, tt_ir_broadcast_in_dim(b, m, 4, d, DIMS(0, 1, 2))));
+    tt_ir_value s = tt_ir_reduce(b, TT_REDUCE_ADD, e, 1, DIMS(3));
+    tt_ir_builder_add_output(b, tt_ir_binary(b, TT_OP_DIVIDE, e, tt_ir_broadcast_in_dim(b, s, 4, d, DIMS(0, 1, 2))));
+    tt_ir_builder_add_output(b, s);
+}
+
 static void test_fused_elementwise_groups_equal_the_unfused_interpreter_bit_for_bit(void) {
     fx = malloc(FR * FC * sizeof *fx);
     fw = malloc(FR * FC * sizeof *fw);
@@ -884,6 +897,7 @@ static void test_fused_elementwise_groups_equal_the_unfused_interpreter_bit_for_
     double s = 0.25, neg = -1.0;
     check_fused_equals_unfused(build_select, (const void *[]){fm, fx, &s}, 3);
     check_fused_equals_unfused(build_select, (const void *[]){fm, fx, &neg}, 3);
+    check_fused_equals_unfused(build_softmax4, (const void *[]){fx}, 2);
 out:
     free(fx);
     free(fw);
@@ -989,6 +1003,55 @@ out:
     free(xr);
 }
 
+/* A row-blocked program (layer_norm shape) updating its input in place: each block reads its rows before it
+ * writes them, so the result equals the plain interpreter's. */
+static void test_row_blocks_update_an_input_in_place_like_the_whole_program(void) {
+    enum { N = FR * FC };
+    float *x = malloc(N * sizeof *x), *w = malloc(FC * sizeof *w), *want = malloc(N * sizeof *want);
+    float *got = malloc(N * sizeof *got), *rs = malloc(FR * sizeof *rs);
+    if (!x || !w || !want || !got || !rs) goto out;
+    for (int i = 0; i < N; i++) x[i] = (float)((i * 7919) % 2001 - 1000) / 250.0f;
+    for (int i = 0; i < FC; i++) w[i] = (float)(i % 17) / 8.0f;
+    for (int pass = 0; pass < 2; pass++) {
+        setenv("TORCHTPU_HOST_ROWS", pass ? "0" : "1", 1);
+        tt_ir_builder *b = tt_ir_builder_create();
+        build_layer_norm(b);
+        tt_ir_program *p = NULL;
+        TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+        tt_ir_builder_destroy(b);
+        tt_executable *exe = NULL;
+        if (p) TT_CHECK_OK(drv()->iface.compile(drv()->ctx, p, &exe));
+        if (exe) {
+            tt_exec_arg a[2], res[2];
+            memset(a, 0, sizeof a);
+            memset(res, 0, sizeof res);
+            a[0].buffer = upload(x, N * sizeof(float));
+            a[0].strides[0] = FC;
+            a[0].strides[1] = 1;
+            a[1].buffer = upload(w, FC * sizeof(float));
+            a[1].strides[0] = 1;
+            res[0] = a[0]; /* y overwrites x */
+            res[1].buffer = upload(NULL, FR * sizeof(float));
+            res[1].strides[0] = 1;
+            TT_CHECK_OK(drv()->iface.execute(drv()->ctx, 0, exe, a, 2, res, 2));
+            TT_CHECK_OK(drv()->iface.read(drv()->ctx, a[0].buffer, 0, pass ? want : got, N * sizeof(float)));
+            drv()->iface.buffer_free(drv()->ctx, a[0].buffer);
+            drv()->iface.buffer_free(drv()->ctx, a[1].buffer);
+            drv()->iface.buffer_free(drv()->ctx, res[1].buffer);
+            drv()->iface.executable_free(drv()->ctx, exe);
+        }
+        tt_ir_program_destroy(p);
+    }
+    unsetenv("TORCHTPU_HOST_ROWS");
+    TT_CHECK(memcmp(got, want, N * sizeof(float)) == 0);
+out:
+    free(x);
+    free(w);
+    free(want);
+    free(got);
+    free(rs);
+}
+
 /* Counts the planner's groups and the values it keeps in tiles. */
 static void plan_counts(build_fn build, int32_t *groups, int32_t *internal) {
     tt_ir_builder *b = tt_ir_builder_create();
@@ -1008,7 +1071,7 @@ static void plan_counts(build_fn build, int32_t *groups, int32_t *internal) {
     tt_ir_program_destroy(p);
 }
 
-static void test_the_planner_fuses_whole_chains_and_stops_at_reductions(void) {
+static void test_the_planners_fuse_whole_chains_and_find_row_blocks(void) {
     int32_t g, in;
     plan_counts(build_gelu, &g, &in);
     TT_CHECK(g == 1 && in >= 8); /* one group; only the two outputs leave it */
@@ -1019,6 +1082,21 @@ static void test_the_planner_fuses_whole_chains_and_stops_at_reductions(void) {
     plan_counts(build_gelu, &g, &in);
     unsetenv("TORCHTPU_HOST_FUSE");
     TT_CHECK(g == 0 && in == 0);
+    /* Row blocks: layer_norm and the select program keep their rows; the transposing broadcast does not. */
+    build_fn fns[4] = {build_layer_norm, build_select, build_softmax4, build_mixed};
+    for (int i = 0; i < 4; i++) {
+        tt_ir_builder *b = tt_ir_builder_create();
+        fns[i](b);
+        tt_ir_program *p = NULL;
+        TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+        tt_ir_builder_destroy(b);
+        tt_executable *exe = NULL;
+        if (p) TT_CHECK_OK(drv()->iface.compile(drv()->ctx, p, &exe));
+        int64_t blocks = tt_host_executable_row_blocks(exe);
+        TT_CHECK(i < 3 ? blocks > 1 : blocks == 0);
+        drv()->iface.executable_free(drv()->ctx, exe);
+        tt_ir_program_destroy(p);
+    }
 }
 
 /* The vectorized exp / tanh / erf round the double-precision result once: equal to (float)exp((double)x) on a sweep
@@ -1132,10 +1210,11 @@ int main(void) {
         {"vector exp, tanh and erf are correctly rounded with exact special values",
          test_vector_exp_tanh_and_erf_are_correctly_rounded_with_exact_special_values},
         {"results are written directly unless they alias", test_results_are_written_directly_unless_they_alias},
+        {"row blocks update an input in place like the whole program",
+         test_row_blocks_update_an_input_in_place_like_the_whole_program},
         {"row reductions over the last dim take the lane kernels",
          test_row_reductions_over_the_last_dim_take_the_lane_kernels},
-        {"the planner fuses whole chains and stops at reductions",
-         test_the_planner_fuses_whole_chains_and_stops_at_reductions},
+        {"the planners fuse whole chains and find row blocks", test_the_planners_fuse_whole_chains_and_find_row_blocks},
         {NULL, NULL},
     };
     int rc = tt_test_run(cases);

@@ -582,7 +582,7 @@ static void test_random_ops_have_the_right_distribution(void) {
     h_end(&r);
     h_begin(&r);
     tt_arg nrm[3] = {h_tensor(&r, 1, &dn, z), h_float(3.0), h_float(2.0)};
-    TT_CHECK_OK(h_exec(&r, "aten::normal.functional", nrm, 3, 1));
+    TT_CHECK_OK(h_exec(&r, "aten::normal_functional", nrm, 3, 1));
     if (r.out[0]) {
         rn_moments(r.out[0], N, &m, &sd);
         TT_CHECK_NEAR(m, 3.0, 0.05);
@@ -631,7 +631,7 @@ static void test_random_with_the_same_seed_repeats(void) {
         h_run r;
         h_begin(&r);
         tt_arg a[3] = {h_tensor(&r, 1, &dn, z), h_float(0.0), h_float(1.0)};
-        TT_CHECK_OK(h_exec(&r, "aten::normal.functional", a, 3, 1));
+        TT_CHECK_OK(h_exec(&r, "aten::normal_functional", a, 3, 1));
         if (r.out[0]) {
             if (rep == 0) memcpy(first, r.out[0], sizeof first);
             else TT_CHECK(memcmp(first, r.out[0], sizeof first) == 0);

@@ -756,6 +756,39 @@ static void small_ops_run_by_the_next_sync_and_concurrent_syncs_all_return(void)
     fake_stop();
 }
 
+typedef struct {
+    tt_ir_program *p;
+    tt_rt_storage *x, *z;
+} launch_sync_arg;
+
+static void *launch_and_sync(void *arg) {
+    launch_sync_arg *a = arg;
+    for (int k = 0; k < 600; k++) {
+        if (launch_add(0, a->p, a->x, a->x, a->z, 2, "aten::add.Tensor") != TT_OK) return (void *)1;
+        if (k % 7 == 0 && tt_rt_synchronize(0) != TT_OK) return (void *)1;
+    }
+    return NULL;
+}
+
+static void producers_that_sync_while_others_launch_never_hang(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    launch_sync_arg a = {add_program(2), new_vec(0, NULL, 2), new_vec(0, NULL, 2)};
+    TT_CHECK_OK(launch_add(0, a.p, a.x, a.x, a.z, 2, "aten::add.Tensor")); /* timed: cheap from now on */
+    TT_CHECK_OK(tt_rt_synchronize(0));
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) TT_CHECK(pthread_create(&th[i], NULL, launch_and_sync, &a) == 0);
+    for (int i = 0; i < 4; i++) {
+        void *r = NULL;
+        pthread_join(th[i], &r);
+        TT_CHECK(r == NULL);
+    }
+    TT_CHECK_OK(tt_rt_synchronize(-1));
+    TT_CHECK(fk_get(&fk.executed) == 2401);
+    tt_ir_program_destroy(a.p);
+    tt_rt_storage_release(a.x), tt_rt_storage_release(a.z);
+    fake_stop();
+}
+
 static void launch_overhead_is_small(void) {
     /* Reported, not asserted: sanitizer builds are several times slower than the release build. */
     fake_start(1, TT_EAGER_STRICT);
@@ -925,6 +958,7 @@ int main(void) {
          the_ring_wraps_many_times_keeping_writes_and_launches_in_order},
         {"small ops run by the next sync and concurrent syncs all return",
          small_ops_run_by_the_next_sync_and_concurrent_syncs_all_return},
+        {"producers that sync while others launch never hang", producers_that_sync_while_others_launch_never_hang},
         {"launch overhead is small", launch_overhead_is_small},
         {"bad environment values are errors with a message", bad_environment_values_are_errors_with_a_message},
         {"launch blocking selects debug over eager mode", launch_blocking_selects_debug_over_eager_mode},

@@ -176,7 +176,7 @@ def memory_reserved(device=None):
 
 
 def max_memory_reserved(device=None):
-    return _C.memory_stats(_index(device))["peak_allocated"]
+    return _C.memory_stats(_index(device))["peak_reserved"]
 
 
 def reset_peak_memory_stats(device=None):
@@ -191,7 +191,7 @@ def memory_stats(device=None):
         "active_bytes.all.current": m["allocated"],
         "active_bytes.all.peak": m["peak_allocated"],
         "reserved_bytes.all.current": m["reserved"],
-        "reserved_bytes.all.peak": m["peak_allocated"],
+        "reserved_bytes.all.peak": m["peak_reserved"],
         "num_alloc": m["n_allocs"],
     }
 

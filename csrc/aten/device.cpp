@@ -117,7 +117,7 @@ struct TpuAllocator final : public c10::DeviceAllocator {
         };
         fill(s.allocated_bytes, (int64_t)m.allocated, (int64_t)m.peak_allocated);
         fill(s.active_bytes, (int64_t)m.allocated, (int64_t)m.peak_allocated);
-        fill(s.reserved_bytes, (int64_t)m.reserved, (int64_t)m.peak_allocated);
+        fill(s.reserved_bytes, (int64_t)m.reserved, (int64_t)m.peak_reserved);
         fill(s.requested_bytes, (int64_t)m.allocated, (int64_t)m.peak_allocated);
         fill(s.allocation, m.n_allocs, m.n_allocs);
         return s;

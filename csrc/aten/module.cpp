@@ -52,6 +52,7 @@ static py::dict memory_stats(int device) {
     d["allocated"] = m.allocated;
     d["peak_allocated"] = m.peak_allocated;
     d["reserved"] = m.reserved;
+    d["peak_reserved"] = m.peak_reserved;
     d["limit"] = m.limit;
     d["n_allocs"] = m.n_allocs;
     return d;

@@ -166,6 +166,7 @@ extern const tt_lower_entry tt_lower_table_activation[]; /* activation.c (elemen
 /* Additions (lower-gaps). */
 extern const tt_lower_entry tt_lower_table_resample[];   /* resample.c: upsample, reflection/replication pad */
 extern const tt_lower_entry tt_lower_table_special[];    /* special.c: glu, log_sigmoid, polygamma, cross, norm */
+extern const tt_lower_entry tt_lower_table_search[];     /* search.c: searchsorted, bucketize, isin, masked_scatter */
 
 #ifdef __cplusplus
 }

@@ -614,6 +614,10 @@ static tt_status rs_adaptive_avg(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
 static tt_status rs_adaptive_avg_bwd(tt_lower_ctx *ctx, const tt_arg *args, int32_t S, tt_ir_value *outs) {
     tt_ir_builder *b = ctx->b;
     tt_ir_type t = rs_type(ctx, args[1].value), gt = rs_type(ctx, args[0].value);
+    if (tt_numel(t.rank, t.dims) == 0 && tt_dtype_is_float(t.dtype) && (t.rank == S + 1 || t.rank == S + 2)) {
+        outs[0] = tt_lower_full(ctx, t.dtype, t.rank, t.dims, 0.0); /* empty batch */
+        return tt_ir_builder_status(b);
+    }
     if (!rs_pool_check(ctx, &t, S, NULL, "adaptive_avg_pool_backward")) return tt_ir_builder_status(b);
     if (gt.rank != t.rank || gt.dtype != t.dtype) return rs_unsupported(ctx, "adaptive_avg_pool_backward");
     int32_t lead = t.rank - S;
@@ -757,6 +761,10 @@ static tt_status rs_adaptive_max(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
 static tt_status rs_adaptive_max_bwd(tt_lower_ctx *ctx, const tt_arg *args, int32_t S, tt_ir_value *outs) {
     tt_ir_builder *b = ctx->b;
     tt_ir_type t = rs_type(ctx, args[1].value), gt = rs_type(ctx, args[0].value), it = rs_type(ctx, args[2].value);
+    if (tt_numel(t.rank, t.dims) == 0 && tt_dtype_is_float(t.dtype) && (t.rank == S + 1 || t.rank == S + 2)) {
+        outs[0] = tt_lower_full(ctx, t.dtype, t.rank, t.dims, 0.0); /* empty batch */
+        return tt_ir_builder_status(b);
+    }
     if (!rs_pool_check(ctx, &t, S, NULL, "adaptive_max_pool_backward")) return tt_ir_builder_status(b);
     if (gt.rank != t.rank || gt.dtype != t.dtype || it.rank != gt.rank || it.dtype != TT_I64 ||
         memcmp(it.dims, gt.dims, sizeof(int64_t) * (size_t)gt.rank) != 0)

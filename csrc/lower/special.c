@@ -1,12 +1,13 @@
 /* special.c — lowerings of assorted pointwise and small composite ops that had no native form: glu (+backward),
- * log_sigmoid_forward/backward, polygamma, _logcumsumexp, linalg_cross, the norm.* overloads (forwarded to
- * linalg_vector_norm).
+ * log_sigmoid_forward/backward, polygamma, _logcumsumexp, linalg_cross, i0 / special_i0e / i1 / i1e, special_entr,
+ * angle (real), frexp, _cdist_forward/_cdist_backward, _pdist_forward/_pdist_backward, the norm.* overloads (forwarded to linalg_vector_norm).
  *
  * Float-only ops return TT_STATUS_UNSUPPORTED for other dtypes so PyTorch raises its own error; bf16/f16 are
  * computed in f32 and rounded once (PyTorch CPU's opmath). */
 #include "tt_lower.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- helpers ---- */
@@ -368,6 +369,380 @@ static tt_status tt_lower_linalg_cross(tt_lower_ctx *ctx, const tt_arg *args, in
     return tt_ir_builder_status(b);
 }
 
+/* ---- float unary ops: i0, special_i0e/i1/i1e, special_entr, angle, frexp ---- */
+
+/* args[0] as its compute dtype; *odt gets PyTorch's result dtype (ints and bool promote to f32). */
+static tt_ir_value sp_float_in(tt_lower_ctx *ctx, const tt_arg *a, tt_dtype *odt) {
+    tt_ir_type t = sp_type(ctx, a->value);
+    *odt = tt_dtype_is_float(t.dtype) ? t.dtype : TT_F32;
+    return tt_ir_convert(ctx->b, a->value, tt_lower_opmath(*odt));
+}
+
+/* Modified Bessel function I_nu(|x|) (nu = 0 or 1), times exp(-|x|) when scaled: the power series
+ * sum (x/2)^(2k+nu) / (k! (k+nu)!) up to |x| = 15 (30 terms: truncation below 1e-12 relative), beyond it the
+ * asymptotic expansion e^x / sqrt(2 pi x) * sum (-1)^k c_k / x^k (25 terms: smallest term ~ e^-2x). The overflow
+ * point and inf -> nan match PyTorch's exp(x) * series / sqrt(x) form. */
+static tt_ir_value sp_bessel_i(tt_lower_ctx *ctx, tt_ir_value x, int nu, bool scaled) {
+    tt_ir_builder *b = ctx->b;
+    const double pi = 3.14159265358979323846;
+    tt_ir_value ax = sp_un(ctx, TT_OP_ABS, x);
+    tt_ir_value q = sp_bin(ctx, TT_OP_MULTIPLY, sp_bin(ctx, TT_OP_MULTIPLY, ax, ax), sp_k(ctx, ax, 0.25));
+    tt_ir_value term = nu == 0 ? sp_k(ctx, ax, 1.0) : sp_bin(ctx, TT_OP_MULTIPLY, ax, sp_k(ctx, ax, 0.5));
+    tt_ir_value sum = term;
+    for (int k = 1; k <= 30; k++) {
+        term = sp_bin(ctx, TT_OP_MULTIPLY, term, sp_bin(ctx, TT_OP_DIVIDE, q, sp_k(ctx, ax, (double)k * (double)(k + nu))));
+        sum = sp_bin(ctx, TT_OP_ADD, sum, term);
+    }
+    if (scaled) sum = sp_bin(ctx, TT_OP_MULTIPLY, sp_un(ctx, TT_OP_EXP, sp_un(ctx, TT_OP_NEGATE, ax)), sum);
+    /* asymptotic: c_0 = 1, c_k = c_{k-1} * (4 nu^2 - (2k-1)^2) / (8k); Horner in y = 1/x from the last term */
+    double c[25];
+    c[0] = 1.0;
+    for (int k = 1; k < 25; k++) c[k] = c[k - 1] * (4.0 * nu * nu - (2.0 * k - 1) * (2.0 * k - 1)) / (8.0 * k);
+    tt_ir_value y = sp_bin(ctx, TT_OP_DIVIDE, sp_k(ctx, ax, 1.0), ax);
+    tt_ir_value poly = sp_k(ctx, ax, (24 % 2 ? -1.0 : 1.0) * c[24]);
+    for (int k = 23; k >= 0; k--)
+        poly = sp_bin(ctx, TT_OP_ADD, sp_bin(ctx, TT_OP_MULTIPLY, poly, y), sp_k(ctx, ax, (k % 2 ? -1.0 : 1.0) * c[k]));
+    /* sqrt(2 pi) * sqrt(x): 2 pi x would overflow for x near the float max */
+    tt_ir_value base = sp_bin(ctx, TT_OP_DIVIDE, poly,
+                              sp_bin(ctx, TT_OP_MULTIPLY, sp_k(ctx, ax, sqrt(2.0 * pi)), sp_un(ctx, TT_OP_SQRT, ax)));
+    tt_ir_value large = scaled ? base : sp_bin(ctx, TT_OP_MULTIPLY, sp_un(ctx, TT_OP_EXP, ax), base);
+    tt_ir_value r = tt_ir_select(b, tt_ir_compare(b, TT_CMP_LE, ax, sp_k(ctx, ax, 15.0)), sum, large);
+    if (nu == 1) r = tt_ir_select(b, tt_ir_compare(b, TT_CMP_LT, x, sp_k(ctx, x, 0.0)), sp_un(ctx, TT_OP_NEGATE, r), r);
+    return r;
+}
+
+#define SP_BESSEL(name, nu, scaled)                                                                               \
+    static tt_status tt_lower_##name(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,    \
+                                     int32_t nouts) {                                                            \
+        (void)nargs;                                                                                             \
+        (void)nouts;                                                                                             \
+        tt_dtype odt;                                                                                            \
+        tt_ir_value x = sp_float_in(ctx, &args[0], &odt);                                                        \
+        outs[0] = tt_ir_convert(ctx->b, sp_bessel_i(ctx, x, nu, scaled), odt);                                   \
+        return tt_ir_builder_status(ctx->b);                                                                     \
+    }
+SP_BESSEL(i0, 0, false)
+SP_BESSEL(special_i0e, 0, true)
+SP_BESSEL(special_i1, 1, false)
+SP_BESSEL(special_i1e, 1, true)
+
+/* entr(x) = -x ln x for x > 0, 0 at 0, -inf below 0, nan stays nan. */
+static tt_status tt_lower_special_entr(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                       int32_t nouts) {
+    (void)nargs;
+    (void)nouts;
+    tt_ir_builder *b = ctx->b;
+    tt_dtype odt;
+    tt_ir_value x = sp_float_in(ctx, &args[0], &odt);
+    tt_ir_value z = sp_k(ctx, x, 0.0);
+    tt_ir_value v = sp_un(ctx, TT_OP_NEGATE, sp_bin(ctx, TT_OP_MULTIPLY, x, sp_un(ctx, TT_OP_LOG, x)));
+    v = tt_ir_select(b, tt_ir_compare(b, TT_CMP_EQ, x, z), z, v);
+    v = tt_ir_select(b, tt_ir_compare(b, TT_CMP_LT, x, z), sp_k(ctx, x, -INFINITY), v);
+    outs[0] = tt_ir_convert(b, v, odt);
+    return tt_ir_builder_status(b);
+}
+
+/* angle of a real number: pi below zero, 0 otherwise, nan stays nan (ints and bool give f32). */
+static tt_status tt_lower_angle(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                int32_t nouts) {
+    (void)nargs;
+    (void)nouts;
+    tt_ir_builder *b = ctx->b;
+    tt_dtype odt;
+    tt_ir_value x = sp_float_in(ctx, &args[0], &odt);
+    tt_ir_value v = tt_ir_select(b, tt_ir_compare(b, TT_CMP_LT, x, sp_k(ctx, x, 0.0)), sp_k(ctx, x, 3.14159265358979323846),
+                                 sp_k(ctx, x, 0.0));
+    v = tt_ir_select(b, tt_ir_compare(b, TT_CMP_NE, x, x), x, v);
+    outs[0] = tt_ir_convert(b, v, odt);
+    return tt_ir_builder_status(b);
+}
+
+/* frexp(x) -> (mantissa in [0.5, 1) with x's sign, int32 exponent): e from log2, then corrected by one step
+ * either way (log2 may round across a power of two); 0, inf and nan give (x, 0) like std::frexp. */
+static tt_status tt_lower_frexp(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                int32_t nouts) {
+    (void)nargs;
+    tt_ir_builder *b = ctx->b;
+    tt_ir_type t = sp_type(ctx, args[0].value);
+    if (!tt_dtype_is_float(t.dtype)) return sp_unsupported(ctx, "frexp");
+    tt_dtype cdt = t.dtype == TT_F64 ? TT_F64 : TT_F32;
+    tt_ir_value x = tt_ir_convert(b, args[0].value, cdt);
+    tt_ir_value ax = sp_un(ctx, TT_OP_ABS, x);
+    tt_ir_value e = sp_bin(ctx, TT_OP_ADD,
+                           sp_un(ctx, TT_OP_FLOOR, sp_bin(ctx, TT_OP_DIVIDE, sp_un(ctx, TT_OP_LOG, ax), sp_k(ctx, ax, log(2.0)))),
+                           sp_k(ctx, ax, 1.0));
+    tt_ir_value two = sp_k(ctx, ax, 2.0);
+    /* scale in two halves so 2^e never overflows or underflows for the extreme exponents */
+    tt_ir_value h1 = sp_un(ctx, TT_OP_FLOOR, sp_bin(ctx, TT_OP_MULTIPLY, e, sp_k(ctx, e, 0.5)));
+    tt_ir_value h2 = sp_bin(ctx, TT_OP_SUBTRACT, e, h1);
+    tt_ir_value m = sp_bin(ctx, TT_OP_DIVIDE, sp_bin(ctx, TT_OP_DIVIDE, x, sp_bin(ctx, TT_OP_POWER, two, h1)),
+                           sp_bin(ctx, TT_OP_POWER, two, h2));
+    tt_ir_value am = sp_un(ctx, TT_OP_ABS, m);
+    tt_ir_value hi = tt_ir_compare(b, TT_CMP_GE, am, sp_k(ctx, am, 1.0));
+    m = tt_ir_select(b, hi, sp_bin(ctx, TT_OP_MULTIPLY, m, sp_k(ctx, m, 0.5)), m);
+    e = tt_ir_select(b, hi, sp_bin(ctx, TT_OP_ADD, e, sp_k(ctx, e, 1.0)), e);
+    tt_ir_value lo = tt_ir_compare(b, TT_CMP_LT, sp_un(ctx, TT_OP_ABS, m), sp_k(ctx, m, 0.5));
+    m = tt_ir_select(b, lo, sp_bin(ctx, TT_OP_MULTIPLY, m, two), m);
+    e = tt_ir_select(b, lo, sp_bin(ctx, TT_OP_SUBTRACT, e, sp_k(ctx, e, 1.0)), e);
+    tt_ir_value special = tt_ir_binary(b, TT_OP_OR, tt_ir_compare(b, TT_CMP_EQ, x, sp_k(ctx, x, 0.0)),
+                                       sp_un(ctx, TT_OP_NOT, sp_un(ctx, TT_OP_IS_FINITE, x)));
+    m = tt_ir_select(b, special, x, m);
+    e = tt_ir_select(b, special, sp_k(ctx, e, 0.0), e);
+    outs[0] = tt_ir_convert(b, m, t.dtype);
+    if (nouts > 1) outs[1] = tt_ir_convert(b, e, TT_I32);
+    return tt_ir_builder_status(b);
+}
+
+/* ---- cdist / pdist (direct differences; the p = 2 matmul shortcut PyTorch takes for > 25 rows is less exact) ---- */
+
+/* x1 [B.., P, M] and x2 [B.., R, M] broadcast over their batch dims to diff [B, P, R, M] (B = broadcast batch,
+ * rank nb). Returns diff; *rank gets its rank and dims its shape. */
+static tt_ir_value cd_diff(tt_lower_ctx *ctx, tt_ir_value x1, tt_ir_value x2, int32_t *rank, int64_t *dims) {
+    tt_ir_builder *b = ctx->b;
+    tt_ir_type t1 = sp_type(ctx, x1), t2 = sp_type(ctx, x2);
+    int32_t nb;
+    int64_t bd[TT_MAX_RANK];
+    if (tt_lower_broadcast_shapes(t1.rank - 2, t1.dims, t2.rank - 2, t2.dims, &nb, bd) != TT_OK) {
+        tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "%s", tt_last_error());
+        return TT_IR_NONE;
+    }
+    if (nb + 3 > TT_MAX_RANK) {
+        sp_unsupported(ctx, "cdist rank");
+        return TT_IR_NONE;
+    }
+    int64_t P = t1.dims[t1.rank - 2], R = t2.dims[t2.rank - 2], M = t1.dims[t1.rank - 1];
+    memcpy(dims, bd, sizeof(int64_t) * (size_t)nb);
+    dims[nb] = P;
+    dims[nb + 1] = R;
+    dims[nb + 2] = M;
+    *rank = nb + 3;
+    int64_t m1[TT_MAX_RANK], m2[TT_MAX_RANK];
+    for (int32_t d = 0; d < t1.rank - 2; d++) m1[d] = nb - (t1.rank - 2) + d;
+    m1[t1.rank - 2] = nb;
+    m1[t1.rank - 1] = nb + 2;
+    for (int32_t d = 0; d < t2.rank - 2; d++) m2[d] = nb - (t2.rank - 2) + d;
+    m2[t2.rank - 2] = nb + 1;
+    m2[t2.rank - 1] = nb + 2;
+    /* size-1 batch dims broadcast through broadcast_in_dim only when sizes match: reshape them away first */
+    tt_ir_value a = x1, c = x2;
+    for (int k = 0; k < 2; k++) {
+        tt_ir_type t = k == 0 ? t1 : t2;
+        int64_t *m = k == 0 ? m1 : m2;
+        int64_t keep_dims[TT_MAX_RANK], keep_map[TT_MAX_RANK];
+        int32_t n = 0;
+        for (int32_t d = 0; d < t.rank; d++) {
+            if (t.dims[d] == 1 && dims[m[d]] != 1) continue;
+            keep_dims[n] = t.dims[d];
+            keep_map[n++] = m[d];
+        }
+        tt_ir_value v = tt_ir_reshape(b, k == 0 ? x1 : x2, n, keep_dims);
+        v = tt_ir_broadcast_in_dim(b, v, *rank, dims, keep_map);
+        if (k == 0) a = v;
+        else c = v;
+    }
+    return sp_bin(ctx, TT_OP_SUBTRACT, a, c);
+}
+
+static tt_status cd_check(tt_lower_ctx *ctx, const tt_ir_type *t1, const tt_ir_type *t2, double p) {
+    if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
+    if (t1->dtype != t2->dtype || (t1->dtype != TT_F32 && t1->dtype != TT_F64) || t1->rank < 2 || t2->rank < 2)
+        return sp_unsupported(ctx, "cdist");
+    if (t1->dims[t1->rank - 1] != t2->dims[t2->rank - 1])
+        return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
+                                  "X1 and X2 must have the same number of columns. X1: %lld X2: %lld",
+                                  (long long)t1->dims[t1->rank - 1], (long long)t2->dims[t2->rank - 1]);
+    if (!(p >= 0)) return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "cdist only supports non-negative p values");
+    return TT_OK;
+}
+
+/* The p-norm of diff over its last dim. */
+static tt_ir_value cd_norm(tt_lower_ctx *ctx, tt_ir_value diff, int32_t rank, double p) {
+    tt_ir_builder *b = ctx->b;
+    int64_t last = rank - 1;
+    tt_ir_value ad = sp_un(ctx, TT_OP_ABS, diff);
+    if (p == 0) {
+        tt_ir_value nz = tt_ir_convert(b, tt_ir_compare(b, TT_CMP_NE, diff, sp_k(ctx, diff, 0.0)), sp_type(ctx, diff).dtype);
+        return tt_ir_reduce(b, TT_REDUCE_ADD, nz, 1, &last);
+    }
+    if (p == 1) return tt_ir_reduce(b, TT_REDUCE_ADD, ad, 1, &last);
+    if (isinf(p)) return tt_ir_reduce(b, TT_REDUCE_MAX, ad, 1, &last);
+    if (p == 2) return sp_un(ctx, TT_OP_SQRT, tt_ir_reduce(b, TT_REDUCE_ADD, sp_bin(ctx, TT_OP_MULTIPLY, diff, diff), 1, &last));
+    tt_ir_value s = tt_ir_reduce(b, TT_REDUCE_ADD, sp_bin(ctx, TT_OP_POWER, ad, sp_k(ctx, ad, p)), 1, &last);
+    return sp_bin(ctx, TT_OP_POWER, s, sp_k(ctx, s, 1.0 / p));
+}
+
+/* _cdist_forward(x1, x2, p, compute_mode) */
+static tt_status tt_lower_cdist_forward(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                        int32_t nouts) {
+    (void)nargs;
+    (void)nouts;
+    tt_ir_type t1 = sp_type(ctx, args[0].value), t2 = sp_type(ctx, args[1].value);
+    double p = args[2].f;
+    tt_status st = cd_check(ctx, &t1, &t2, p);
+    if (st != TT_OK) return st;
+    int32_t rank;
+    int64_t dims[TT_MAX_RANK];
+    tt_ir_value diff = cd_diff(ctx, args[0].value, args[1].value, &rank, dims);
+    if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
+    if (tt_numel(rank, dims) == 0) /* no rows, or no columns: distances are all 0 */
+        outs[0] = tt_lower_full(ctx, t1.dtype, rank - 1, dims, 0.0);
+    else
+        outs[0] = cd_norm(ctx, diff, rank, p);
+    return tt_ir_builder_status(ctx->b);
+}
+
+/* grad of x1 for cdist(x1, x2) given grad_out and the distances (both [B.., P, R]); batch dims broadcast. */
+static tt_status cd_backward(tt_lower_ctx *ctx, tt_ir_value grad, tt_ir_value x1, tt_ir_value x2, tt_ir_value dist_in,
+                             double p, tt_ir_value *outs) {
+    tt_ir_builder *b = ctx->b;
+    tt_ir_type t1 = sp_type(ctx, x1), t2 = sp_type(ctx, x2);
+    tt_status st = cd_check(ctx, &t1, &t2, p);
+    if (st != TT_OK) return st;
+    int32_t rank;
+    int64_t dims[TT_MAX_RANK];
+    tt_ir_value diff = cd_diff(ctx, x1, x2, &rank, dims);
+    if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
+    tt_ir_type gt = sp_type(ctx, grad), dt = sp_type(ctx, dist_in);
+    if (gt.rank != rank - 1 || dt.rank != rank - 1 || gt.dtype != t1.dtype || dt.dtype != t1.dtype ||
+        memcmp(gt.dims, dims, sizeof(int64_t) * (size_t)(rank - 1)) != 0 ||
+        memcmp(dt.dims, dims, sizeof(int64_t) * (size_t)(rank - 1)) != 0)
+        return sp_unsupported(ctx, "cdist_backward shapes");
+    if (tt_numel(rank, dims) == 0) {
+        dims[rank - 2] = dims[rank - 1];
+        outs[0] = tt_lower_full(ctx, t1.dtype, rank - 1, dims, 0.0);
+        return tt_ir_builder_status(b);
+    }
+    int64_t map[TT_MAX_RANK];
+    for (int32_t d = 0; d < rank - 1; d++) map[d] = d;
+    tt_ir_value g = tt_ir_broadcast_in_dim(b, grad, rank, dims, map);
+    tt_ir_value dist = tt_ir_broadcast_in_dim(b, dist_in, rank, dims, map);
+    tt_ir_value zero = sp_k(ctx, diff, 0.0);
+    tt_ir_value ad = sp_un(ctx, TT_OP_ABS, diff), sg = sp_un(ctx, TT_OP_SIGN, diff);
+    tt_ir_value dzero = tt_ir_compare(b, TT_CMP_EQ, dist, zero);
+    tt_ir_value v;
+    if (p == 0) {
+        v = zero;
+    } else if (p == 1) {
+        v = sp_bin(ctx, TT_OP_MULTIPLY, g, sg);
+    } else if (isinf(p)) {
+        v = sp_bin(ctx, TT_OP_MULTIPLY, sp_bin(ctx, TT_OP_MULTIPLY, g, sg),
+                   tt_ir_convert(b, tt_ir_compare(b, TT_CMP_EQ, ad, dist), t1.dtype));
+    } else if (p == 2) {
+        v = tt_ir_select(b, dzero, zero, sp_bin(ctx, TT_OP_DIVIDE, sp_bin(ctx, TT_OP_MULTIPLY, g, diff), dist));
+    } else if (p < 2) {
+        tt_ir_value pm1 = sp_k(ctx, diff, p - 1.0);
+        v = sp_bin(ctx, TT_OP_DIVIDE, sp_bin(ctx, TT_OP_MULTIPLY, sp_bin(ctx, TT_OP_MULTIPLY, sg, sp_bin(ctx, TT_OP_POWER, ad, pm1)), g),
+                   sp_bin(ctx, TT_OP_POWER, dist, pm1));
+        tt_ir_value z = dzero;
+        if (p < 1) z = tt_ir_binary(b, TT_OP_OR, z, tt_ir_compare(b, TT_CMP_EQ, diff, zero));
+        v = tt_ir_select(b, z, zero, v);
+    } else {
+        v = sp_bin(ctx, TT_OP_DIVIDE,
+                   sp_bin(ctx, TT_OP_MULTIPLY, sp_bin(ctx, TT_OP_MULTIPLY, diff, sp_bin(ctx, TT_OP_POWER, ad, sp_k(ctx, ad, p - 2.0))), g),
+                   sp_bin(ctx, TT_OP_POWER, dist, sp_k(ctx, dist, p - 1.0)));
+        v = tt_ir_select(b, dzero, zero, v);
+    }
+    int64_t rdim = rank - 2; /* sum over x2's rows */
+    outs[0] = tt_ir_reduce(b, TT_REDUCE_ADD, v, 1, &rdim);
+    return tt_ir_builder_status(b);
+}
+
+/* _cdist_backward(grad, x1, x2, p, cdist) -> grad of x1 (batch dims broadcast; autograd reduces them). */
+static tt_status tt_lower_cdist_backward(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                         int32_t nouts) {
+    (void)nargs;
+    (void)nouts;
+    return cd_backward(ctx, args[0].value, args[1].value, args[2].value, args[4].value, args[3].f, outs);
+}
+
+/* Pair k of pdist as a full symmetric [N, N] matrix read from v [K] (diagonal: 0): index table into [v, 0]. */
+static tt_ir_value pd_square(tt_lower_ctx *ctx, tt_ir_value v, int64_t N) {
+    tt_ir_builder *b = ctx->b;
+    int64_t K = N * (N - 1) / 2, nn = N * N, one = 1;
+    int64_t *idx = malloc(sizeof(int64_t) * (size_t)nn);
+    if (!idx) {
+        tt_ir_builder_fail(b, TT_STATUS_OUT_OF_MEMORY, "out of memory");
+        return TT_IR_NONE;
+    }
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t j = 0; j < N; j++) {
+            int64_t lo = i < j ? i : j, hi = i < j ? j : i;
+            idx[i * N + j] = i == j ? K : lo * N - lo * (lo + 1) / 2 + (hi - lo - 1);
+        }
+    int64_t id[2] = {nn, 1};
+    tt_ir_value ind = tt_ir_constant(b, TT_I64, 2, id, idx);
+    free(idx);
+    tt_ir_value parts[2] = {v, tt_lower_full(ctx, sp_type(ctx, v).dtype, 1, &one, 0.0)};
+    tt_ir_attrs a;
+    memset(&a, 0, sizeof a);
+    a.gather.collapsed_slice_dims.n = 1;
+    a.gather.start_index_map.n = 1;
+    a.gather.slice_sizes.n = 1;
+    a.gather.slice_sizes.v[0] = 1;
+    a.gather.index_vector_dim = 1;
+    int64_t sq[2] = {N, N};
+    return tt_ir_reshape(b, tt_ir_gather(b, tt_ir_concatenate(b, 2, parts, 0), ind, &a), 2, sq);
+}
+
+/* _pdist_backward(grad, self, p, pdist): every pair feeds both rows, so it is cdist's backward over the
+ * symmetric grad and distance matrices. */
+static tt_status tt_lower_pdist_backward(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                         int32_t nouts) {
+    (void)nargs;
+    (void)nouts;
+    tt_ir_type t = sp_type(ctx, args[1].value), gt = sp_type(ctx, args[0].value);
+    if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
+    if (t.rank != 2 || gt.rank != 1 || gt.dims[0] != t.dims[0] * (t.dims[0] - 1) / 2 || !tt_dtype_is_float(t.dtype))
+        return sp_unsupported(ctx, "pdist_backward");
+    if (t.dims[0] < 2) { /* no pairs */
+        outs[0] = tt_lower_full(ctx, t.dtype, 2, t.dims, 0.0);
+        return tt_ir_builder_status(ctx->b);
+    }
+    int64_t N = t.dims[0];
+    return cd_backward(ctx, pd_square(ctx, args[0].value, N), args[1].value, args[1].value,
+                       pd_square(ctx, args[3].value, N), args[2].f, outs);
+}
+
+/* _pdist_forward(self [N, M], p): the upper triangle (i < j, row-major) of cdist(self, self). */
+static tt_status tt_lower_pdist_forward(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                        int32_t nouts) {
+    (void)nouts;
+    tt_ir_builder *b = ctx->b;
+    tt_ir_type t = sp_type(ctx, args[0].value);
+    double p = nargs > 1 ? args[1].f : 2.0;
+    if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
+    if (t.rank != 2) return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "pdist only supports 2D tensors, got: %dD", (int)t.rank);
+    tt_status st = cd_check(ctx, &t, &t, p);
+    if (st != TT_OK) return st;
+    int64_t N = t.dims[0];
+    if (N < 2 || t.dims[1] == 0) { /* no pairs, or all distances 0 */
+        int64_t K = N * (N - 1) / 2;
+        outs[0] = tt_lower_full(ctx, t.dtype, 1, &K, 0.0);
+        return tt_ir_builder_status(b);
+    }
+    int32_t rank;
+    int64_t dims[TT_MAX_RANK];
+    tt_ir_value full = cd_norm(ctx, cd_diff(ctx, args[0].value, args[0].value, &rank, dims), 3, p);
+    int64_t K = N * (N - 1) / 2, nn = N * N;
+    int64_t *idx = malloc(sizeof(int64_t) * (size_t)K);
+    if (!idx) return tt_ir_builder_fail(b, TT_STATUS_OUT_OF_MEMORY, "out of memory");
+    int64_t k = 0;
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t j = i + 1; j < N; j++) idx[k++] = i * N + j;
+    int64_t id[2] = {K, 1};
+    tt_ir_value ind = tt_ir_constant(b, TT_I64, 2, id, idx);
+    free(idx);
+    tt_ir_attrs a;
+    memset(&a, 0, sizeof a);
+    a.gather.collapsed_slice_dims.n = 1;
+    a.gather.start_index_map.n = 1;
+    a.gather.slice_sizes.n = 1;
+    a.gather.slice_sizes.v[0] = 1;
+    a.gather.index_vector_dim = 1;
+    outs[0] = tt_ir_gather(b, tt_ir_reshape(b, full, 1, &nn), ind, &a);
+    return tt_ir_builder_status(b);
+}
+
 /* ---- norm.* -> linalg_vector_norm(self, ord, dim, keepdim, dtype) ---- */
 
 static tt_status sp_norm(tt_lower_ctx *ctx, const tt_arg *self, const tt_arg *p, const tt_arg *dim,
@@ -420,6 +795,17 @@ const tt_lower_entry tt_lower_table_special[] = {
     {"aten::polygamma", tt_lower_polygamma},
     {"aten::_logcumsumexp", tt_lower_logcumsumexp},
     {"aten::linalg_cross", tt_lower_linalg_cross},
+    {"aten::i0", tt_lower_i0},
+    {"aten::special_i0e", tt_lower_special_i0e},
+    {"aten::special_i1", tt_lower_special_i1},
+    {"aten::special_i1e", tt_lower_special_i1e},
+    {"aten::special_entr", tt_lower_special_entr},
+    {"aten::angle", tt_lower_angle},
+    {"aten::frexp.Tensor", tt_lower_frexp},
+    {"aten::_cdist_forward", tt_lower_cdist_forward},
+    {"aten::_cdist_backward", tt_lower_cdist_backward},
+    {"aten::_pdist_forward", tt_lower_pdist_forward},
+    {"aten::_pdist_backward", tt_lower_pdist_backward},
     {"aten::norm.Scalar", tt_lower_norm_scalar},
     {"aten::norm.ScalarOpt_dim", tt_lower_norm_dim},
     {"aten::norm.ScalarOpt_dim_dtype", tt_lower_norm_dim},

@@ -112,6 +112,9 @@ tt_status tt_rt_cache_acquire(tt_ir_program *program, tt_rt_cache_entry **out) {
         return TT_OK;
     }
 
+    /* Every program is verified once, before a driver first sees it (a miss is rare; the check is cheap). */
+    tt_status vst = tt_ir_verify(program);
+    if (vst != TT_OK) return tt_error(TT_STATUS_INTERNAL, "invalid IR program: %s", tt_last_error());
     tt_rt_cache_entry *ne = calloc(1, sizeof *ne);
     if (!ne) return tt_error(TT_STATUS_OUT_OF_MEMORY, "out of host memory for a compile cache entry");
     int64_t t0 = now_ns();

@@ -9,7 +9,7 @@
 #include <stdatomic.h>
 
 #define TT_RT_MAX_DEVICES 64
-#define TT_RT_QUEUE_CAP 1024 /* work slots per stream (a power of two); the producer waits when all are taken */
+#define TT_RT_QUEUE_CAP 256 /* work slots per stream (a power of two; 256 slots stay in L2); producers wait when all are taken */
 #define TT_RT_MSG_SIZE 1024  /* same as the thread-local error buffer */
 
 struct tt_rt_storage {
@@ -38,7 +38,7 @@ void tt_rt_cache_fini(void); /* drops every entry and the table (shutdown) */
 /* ---- streams (stream.c) ---- */
 typedef enum tt_rt_work_kind { TT_RT_WORK_NOP = 0, TT_RT_WORK_LAUNCH, TT_RT_WORK_WRITE } tt_rt_work_kind;
 
-#define TT_RT_WORK_INLINE 8   /* args + results a slot holds without a heap block */
+#define TT_RT_WORK_INLINE 4   /* args + results a slot holds without a heap block (most ops have 2 or 3) */
 #define TT_RT_WORK_NAME 64    /* op-name bytes (with the NUL) a slot holds without a heap block */
 
 /* One slot of a stream's ring, filled in place by the producer and run in place by the worker, so a launch
@@ -69,16 +69,20 @@ typedef struct tt_rt_work {
  * publish it by its seq; the worker runs tickets in order. The mutex and condition variables are only for
  * sleeping (an idle worker, a producer facing a full ring, a sync waiting for the worker). */
 typedef struct tt_rt_stream {
-    _Atomic(tt_rt_work *) ring; /* TT_RT_QUEUE_CAP slots, made (and the worker started) on first use */
-    _Atomic uint64_t enq;       /* next ticket to claim */
-    _Atomic uint64_t deq;       /* tickets below it are done (run, references released) */
+    /* Three cache lines so that the producers' and the worker's per-item writes never share one. */
+    /* read on every item, written rarely: */
+    _Alignas(64) _Atomic(tt_rt_work *) ring; /* TT_RT_QUEUE_CAP slots, made (and the worker started) on first use */
     _Atomic int sleeping;       /* the worker waits on cv_work: a producer must signal */
     _Atomic int space_waiters;  /* producers waiting on cv_space */
     _Atomic int idle_waiters;   /* syncs waiting on cv_idle */
-    _Atomic uint64_t wake_at;   /* the lowest deq a sync waits for (UINT64_MAX: none) */
     _Atomic int error;          /* tt_status of the first failure since the last sync; later items are skipped */
+    _Atomic uint64_t wake_at;   /* the lowest deq a sync waits for (UINT64_MAX: none) */
+    /* written by producers: */
+    _Alignas(64) _Atomic uint64_t enq; /* next ticket to claim */
     _Atomic int64_t deferred_ns; /* estimated work published while the worker sleeps and nobody woke it */
-    pthread_mutex_t mu;
+    /* written by the worker: */
+    _Alignas(64) _Atomic uint64_t deq; /* tickets below it are done (run, references released) */
+    _Alignas(64) pthread_mutex_t mu;
     pthread_cond_t cv_work, cv_space, cv_idle;
     bool stop;
     bool started;

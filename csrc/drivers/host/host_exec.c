@@ -2,8 +2,8 @@
  *
  * compile assigns every temporary value and every node's scratch a 64-byte aligned offset in one arena, by
  * first-fit over value lifetimes, so values dead after a node give their memory to later nodes. The executable
- * keeps a few arenas, each taken with a try-lock by execute (the first made at compile time, the others on first
- * concurrent use and kept while small); an execution that finds none free allocates its own.
+ * keeps a few arenas, each taken with a try-lock by execute (made on first use; the extra ones, for concurrent
+ * executions, kept only while small); an execution that finds none free allocates its own.
  * A row-separable program (host_rows.c) also gets chunk executables and runs row block by row block.
  * its own. Contiguous tensor parameters are read in place; strided ones are gathered into a malloc'd temporary.
  */
@@ -202,14 +202,12 @@ static tt_status compile_impl(tt_ir_program *p, bool chunk, tt_executable **out)
     }
     e->table_bytes = round64((size_t)nv * sizeof(void *) + 1);
     e->arena_bytes = (size_t)pl.top;
-    e->arenas[0] = aligned_alloc(64, e->table_bytes + e->arena_bytes);
-    if (!e->arenas[0]) goto oom;
+    /* Arenas are allocated on first use: a row-blocked program may never run whole. */
     int nt = tt_host_num_threads();
     e->n_arenas = nt + 1 < MAX_ARENAS ? nt + 1 : MAX_ARENAS;
     for (int32_t k = 0; k < e->n_arenas; k++) {
         if (pthread_mutex_init(&e->locks[k], NULL) != 0) {
             for (int32_t j = 0; j < k; j++) pthread_mutex_destroy(&e->locks[j]);
-            free(e->arenas[0]);
             goto oom;
         }
     }
@@ -243,6 +241,7 @@ fail:
 }
 
 tt_status tt_host_compile(tt_ir_program *p, tt_executable **out) { return compile_impl(p, false, out); }
+int64_t tt_host_executable_row_blocks(const tt_executable *e) { return e ? tt_host_rows_blocks(e->rows) : 0; }
 tt_status tt_host_compile_chunk(tt_ir_program *p, tt_executable **out) { return compile_impl(p, true, out); }
 
 void tt_host_executable_free(tt_executable *e) {
@@ -373,7 +372,7 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
     int32_t held = -1;
     for (int32_t k = 0; k < e->n_arenas && held < 0; k++)
         if (pthread_mutex_trylock(&e->locks[k]) == 0) held = k;
-    if (held >= 0 && !e->arenas[held] && e->table_bytes + e->arena_bytes <= KEEP_ARENA_BYTES)
+    if (held >= 0 && !e->arenas[held] && (held == 0 || e->table_bytes + e->arena_bytes <= KEEP_ARENA_BYTES))
         e->arenas[held] = aligned_alloc(64, e->table_bytes + e->arena_bytes);
     bool owned = held < 0 || !e->arenas[held];
     char *arena = owned ? aligned_alloc(64, e->table_bytes + e->arena_bytes) : e->arenas[held];

@@ -99,6 +99,8 @@ bool tt_host_ew_type_ok(tt_ir_op op, tt_dtype dt, tt_dtype odt);
  * runs the whole program. */
 typedef struct tt_host_rows tt_host_rows;
 tt_status tt_host_rows_plan(const tt_ir_program *p, tt_host_rows **out);
+int64_t tt_host_rows_blocks(const tt_host_rows *r);               /* 0 for NULL */
+int64_t tt_host_executable_row_blocks(const tt_executable *e);    /* 0: runs whole */
 void tt_host_rows_free(tt_host_rows *r);
 tt_status tt_host_rows_execute(tt_host_rows *r, const tt_exec_arg *args, int32_t n_args, const tt_exec_arg *results,
                                int32_t n_results);
