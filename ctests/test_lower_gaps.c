@@ -1,5 +1,6 @@
 /* test_lower_gaps.c — the resample.c and special.c lowerings (upsample, padding, adaptive pools, glu, log_sigmoid,
- * polygamma, Bessel I, logcumsumexp, cross) built into programs and run on the host driver, compared with PyTorch
+ * polygamma, Bessel I, logcumsumexp, cross) and search.c ones (searchsorted, isin, masked_scatter, embedding_bag)
+ * built into programs and run on the host driver, compared with PyTorch
  * CPU values. */
 #include "tt_driver.h"
 #include "tt_lower.h"
@@ -354,6 +355,44 @@ static void test_norm_overloads_forward_to_vector_norm(void) {
     r_end(&r);
 }
 
+static void test_searchsorted_isin_and_masked_scatter(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg ss[6] = {r_tensor(&r, TT_F32, 1, DIMS(4), VALS(1, 3, 5, 7)), r_tensor(&r, TT_F32, 2, DIMS(2, 3), VALS(0, 3, 6, 7, 8, NAN)),
+                    r_bool(false), r_bool(true), r_none(), r_none()};
+    TT_CHECK(r_exec(&r, "aten::searchsorted.Tensor", ss, 6, 1) == TT_OK);
+    r_expect(&r, 0, TT_I64, 2, DIMS(2, 3), VALS(0, 2, 3, 4, 4, 4), 0);
+    r_end(&r);
+    r_begin(&r);
+    tt_arg in[4] = {r_tensor(&r, TT_I64, 1, DIMS(4), VALS(1, 2, 3, 4)), r_tensor(&r, TT_I64, 1, DIMS(3), VALS(2, 4, 6)),
+                    r_bool(false), r_bool(false)};
+    TT_CHECK(r_exec(&r, "aten::isin.Tensor_Tensor", in, 4, 1) == TT_OK);
+    r_expect(&r, 0, TT_BOOL, 1, DIMS(4), VALS(0, 1, 0, 1), 0);
+    r_end(&r);
+    r_begin(&r);
+    tt_arg ms[3] = {r_tensor(&r, TT_F32, 1, DIMS(4), VALS(1, 2, 3, 4)), r_tensor(&r, TT_BOOL, 1, DIMS(4), VALS(0, 1, 0, 1)),
+                    r_tensor(&r, TT_F32, 1, DIMS(3), VALS(9, 8, 7))};
+    TT_CHECK(r_exec(&r, "aten::masked_scatter", ms, 3, 1) == TT_OK);
+    r_expect(&r, 0, TT_F32, 1, DIMS(4), VALS(1, 9, 3, 8), 0);
+    r_end(&r);
+}
+
+static void test_embedding_bag_mean_with_an_empty_bag(void) {
+    r_run r;
+    r_begin(&r);
+    double w[12];
+    for (int i = 0; i < 12; i++) w[i] = i;
+    tt_arg args[9] = {r_tensor(&r, TT_F32, 2, DIMS(4, 3), w), r_tensor(&r, TT_I64, 1, DIMS(5), VALS(0, 2, 1, 3, 3)),
+                      r_tensor(&r, TT_I64, 1, DIMS(3), VALS(0, 2, 2)), r_bool(false), r_int(1), r_bool(false), r_none(),
+                      r_bool(false), r_int(-1)};
+    TT_CHECK(r_exec(&r, "aten::_embedding_bag", args, 9, 4) == TT_OK);
+    r_expect(&r, 0, TT_F32, 2, DIMS(3, 3), VALS(3, 4, 5, 0, 0, 0, 7, 8, 9), 1e-6);
+    r_expect(&r, 1, TT_I64, 1, DIMS(5), VALS(0, 0, 2, 2, 2), 0);
+    r_expect(&r, 2, TT_I64, 1, DIMS(3), VALS(2, 0, 3), 0);
+    r_expect(&r, 3, TT_I64, 1, DIMS(3), VALS(2, 0, 3), 0);
+    r_end(&r);
+}
+
 int main(void) {
     static const tt_test_case cases[] = {
         {"bilinear upsample matches PyTorch", test_bilinear_upsample_matches_pytorch},
@@ -367,6 +406,8 @@ int main(void) {
         {"polygamma matches PyTorch", test_polygamma_matches_pytorch},
         {"Bessel I, logcumsumexp and cross", test_bessel_i_logcumsumexp_and_cross},
         {"norm overloads forward to vector_norm", test_norm_overloads_forward_to_vector_norm},
+        {"searchsorted, isin and masked_scatter", test_searchsorted_isin_and_masked_scatter},
+        {"embedding_bag mean with an empty bag", test_embedding_bag_mean_with_an_empty_bag},
         {NULL, NULL},
     };
     return tt_test_run(cases);

@@ -278,3 +278,9 @@ def test_cpu_fallback_off_from_the_environment(python):
         pytest.skip("svd has a lowering now")
     assert "NIE" in r.stdout and "svd" in r.stdout
     assert "NATIVE [2.0, 2.0]" in r.stdout
+
+
+def test_an_out_tensor_on_another_device_raises_like_cuda():
+    a = torch.ones(3, device="tpu")
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.add(a, a, out=torch.empty(3))

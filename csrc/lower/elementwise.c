@@ -225,14 +225,50 @@ static tt_status tt_lower_div_mode(LOWER_ARGS) {
     return div_mode(ctx, &args[0], &args[1], mode, rtype2(ctx, args, 0, 1), outs);
 }
 
+/* Integer floor division / Python remainder by a Scalar known here to be neither 0 (PyTorch raises
+ * ZeroDivisionError: left to the CPU) nor -1 (INT_MIN / -1 overflows): truncating divide and C remainder, moved
+ * one step down when the remainder's sign differs from the divisor's. The divisor stays a runtime scalar. */
+static bool int_scalar_divisor(tt_lower_ctx *ctx, const tt_arg *args, tt_dtype dt) {
+    if (tt_dtype_is_float(dt) || dt == TT_BOOL || args[0].kind != TT_ARG_TENSOR || args[1].kind != TT_ARG_SCALAR ||
+        args[1].dtype != TT_I64)
+        return false;
+    (void)ctx;
+    /* the divisor as dt holds it (a Scalar is cast: 2**40 in int32 is 0, PyTorch's ZeroDivisionError) */
+    int64_t v = args[1].i;
+    switch (dt) {
+    case TT_I32: v = (int32_t)(uint32_t)(uint64_t)v; break;
+    case TT_I16: v = (int16_t)(uint16_t)(uint64_t)v; break;
+    case TT_I8: v = (int8_t)(uint8_t)(uint64_t)v; break;
+    case TT_U8: v = (uint8_t)(uint64_t)v; break;
+    default: break;
+    }
+    return v != 0 && v != -1 && v == args[1].i;
+}
+
+static tt_status int_floor_div_mod(tt_lower_ctx *ctx, const tt_arg *args, tt_dtype dt, bool want_mod,
+                                   tt_ir_value *outs) {
+    tt_ir_value x, y;
+    if (!prep2(ctx, &args[0], &args[1], dt, &x, &y)) return tt_ir_builder_status(ctx->b);
+    tt_ir_value zero = kl(ctx, x, 0.0);
+    tt_ir_value q = bin(ctx, TT_OP_DIVIDE, x, y), r = bin(ctx, TT_OP_REMAINDER, x, y);
+    tt_ir_value adj = bin(ctx, TT_OP_AND, cmp(ctx, TT_CMP_NE, r, zero),
+                          bin(ctx, TT_OP_XOR, cmp(ctx, TT_CMP_LT, r, zero), cmp(ctx, TT_CMP_LT, y, zero)));
+    tt_ir_value v = want_mod ? sel(ctx, adj, bin(ctx, TT_OP_ADD, r, y), r)
+                             : sel(ctx, adj, bin(ctx, TT_OP_SUBTRACT, q, kl(ctx, x, 1.0)), q);
+    return done(ctx, outs, v, dt);
+}
+
 static tt_status tt_lower_floor_divide(LOWER_ARGS) {
     UNUSED_ARGS;
-    return div_mode(ctx, &args[0], &args[1], "floor", rtype2(ctx, args, 0, 1), outs);
+    tt_dtype dt = rtype2(ctx, args, 0, 1);
+    if (int_scalar_divisor(ctx, args, dt)) return int_floor_div_mod(ctx, args, dt, false, outs);
+    return div_mode(ctx, &args[0], &args[1], "floor", dt, outs);
 }
 
 static tt_status tt_lower_remainder(LOWER_ARGS) {
     UNUSED_ARGS;
     tt_dtype dt = rtype2(ctx, args, 0, 1);
+    if (int_scalar_divisor(ctx, args, dt)) return int_floor_div_mod(ctx, args, dt, true, outs);
     if (!tt_dtype_is_float(dt)) return unsupported(ctx, "remainder", dt);
     tt_ir_value x, y;
     if (!prep2(ctx, &args[0], &args[1], tt_lower_opmath(dt), &x, &y)) return tt_ir_builder_status(ctx->b);

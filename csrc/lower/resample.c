@@ -1,6 +1,6 @@
 /* resample.c — lowerings that move data by index tables fixed at lowering time: upsample_nearest{1,2,3}d,
- * _upsample_nearest_exact{1,2,3}d, upsample_linear1d, upsample_bilinear2d, upsample_trilinear3d, upsample_bicubic2d
- * (all + backward),
+ * _upsample_nearest_exact{1,2,3}d, upsample_linear1d, upsample_bilinear2d, upsample_trilinear3d, upsample_bicubic2d,
+ * _upsample_{bilinear,bicubic}2d_aa (all + backward),
  * reflection_pad{1,2,3}d and replication_pad{1,2,3}d (+ backward), _adaptive_avg_pool3d and adaptive_max_pool{2,3}d
  * (+ backward; adaptive windows are tables too).
  *
@@ -108,7 +108,7 @@ static tt_ir_value rs_weights(tt_lower_ctx *ctx, tt_ir_value like, int64_t dim, 
 
 /* ---- index tables (PyTorch's UpSample.h formulas, in float like the CPU kernels for f32/bf16/f16) ---- */
 
-#define RS_TAPS 4 /* bicubic reads 4 inputs per output */
+#define RS_TAPS 64 /* bicubic reads 4 inputs per output; antialiased downscaling up to 2 * ceil(support) + 1 */
 
 typedef struct rs_table {
     int64_t n;              /* output size along the dim */
@@ -116,12 +116,14 @@ typedef struct rs_table {
     int32_t k;              /* taps: 1 (nearest, pad: unweighted), 2 (linear), 4 (cubic) */
     int64_t *idx[RS_TAPS];  /* owned */
     double *w[RS_TAPS];     /* owned; NULL when k == 1 */
+    double *valid[RS_TAPS]; /* owned; NULL, or 1/0 per output when some outputs use fewer taps (antialias) */
 } rs_table;
 
 static void rs_table_free(rs_table *tb) {
     for (int32_t j = 0; j < RS_TAPS; j++) {
         free(tb->idx[j]);
         free(tb->w[j]);
+        free(tb->valid[j]);
     }
     memset(tb, 0, sizeof *tb);
 }
@@ -254,6 +256,62 @@ static bool rs_cubic_table(tt_lower_ctx *ctx, rs_table *tb, int64_t in, int64_t 
     return true;
 }
 
+/* Antialiased tables (PyTorch's separable AA kernels, f32 arithmetic with its float/double promotions): output o
+ * averages inputs [xmin, xmin + xsize) with the filter (triangle for bilinear, Keys a = -0.5 for bicubic) stretched
+ * by the downscale factor and normalised to sum 1. align_corners only changes the scale. */
+static float rs_aa_filter(float x, bool cubic) {
+    if (x < 0) x = -x;
+    if (!cubic) return x < 1.0f ? 1.0f - x : 0.0f;
+    const float a = -0.5f;
+    if (x < 1.0f) return ((a + 2.0f) * x - (a + 3.0f)) * x * x + 1.0f;
+    if (x < 2.0f) return (((x - 5.0f) * x + 8.0f) * x - 4.0f) * a;
+    return 0.0f;
+}
+
+static bool rs_aa_table(tt_lower_ctx *ctx, rs_table *tb, int64_t in, int64_t out, bool align, bool has, double scale_arg,
+                        bool cubic) {
+    float scale = align ? (out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f) : rs_scale_f(has, scale_arg, in, out);
+    float half = cubic ? 2.0f : 1.0f; /* interp_size * 0.5 */
+    float support = scale >= 1.0f ? half * scale : half;
+    int64_t maxk = (int64_t)ceilf(support) * 2 + 1;
+    if (maxk > RS_TAPS) {
+        rs_unsupported(ctx, "antialiased upsample: downscale factor too large");
+        return false;
+    }
+    if (!rs_table_alloc(ctx, tb, out, in, (int32_t)maxk)) return false;
+    for (int32_t j = 0; j < tb->k; j++) {
+        tb->valid[j] = malloc(sizeof(double) * (size_t)(out > 0 ? out : 1));
+        if (!tb->valid[j]) {
+            rs_table_free(tb);
+            tt_ir_builder_fail(ctx->b, TT_STATUS_OUT_OF_MEMORY, "out of memory");
+            return false;
+        }
+    }
+    float invscale = scale >= 1.0f ? (float)(1.0 / (double)scale) : 1.0f;
+    for (int64_t o = 0; o < out; o++) {
+        float center = (float)((double)scale * ((double)o + 0.5));
+        int64_t xmin = (int64_t)((double)(center - support) + 0.5);
+        if (xmin < 0) xmin = 0;
+        int64_t xmax = (int64_t)((double)(center + support) + 0.5);
+        if (xmax > in) xmax = in;
+        int64_t xsize = xmax - xmin;
+        if (xsize < 0) xsize = 0;
+        if (xsize > maxk) xsize = maxk;
+        float w[RS_TAPS], total = 0.0f;
+        for (int64_t j = 0; j < xsize; j++) {
+            w[j] = rs_aa_filter((float)(((double)((float)(j + xmin) - center) + 0.5) * (double)invscale), cubic);
+            total += w[j];
+        }
+        for (int64_t j = 0; j < maxk; j++) {
+            bool used = j < xsize;
+            tb->idx[j][o] = used ? xmin + j : (xsize > 0 ? xmin : 0);
+            tb->w[j][o] = used ? (total != 0.0f ? (double)(w[j] / total) : (double)w[j]) : 0.0;
+            tb->valid[j][o] = used ? 1.0 : 0.0;
+        }
+    }
+    return true;
+}
+
 /* Pad tables: output o reads input i = o - lo, reflected or clamped into [0, in). */
 static bool rs_pad_table(tt_lower_ctx *ctx, rs_table *tb, int64_t in, int64_t lo, int64_t hi, bool reflect) {
     int64_t out = in + lo + hi;
@@ -272,13 +330,22 @@ static bool rs_pad_table(tt_lower_ctx *ctx, rs_table *tb, int64_t in, int64_t lo
     return true;
 }
 
+/* v where tap j is used, 0 elsewhere (unused taps must not turn an inf into nan through a zero weight). */
+static tt_ir_value rs_mask_tap(tt_lower_ctx *ctx, tt_ir_value v, int64_t dim, const rs_table *tb, int32_t j,
+                               tt_dtype cdt) {
+    if (!tb->valid[j]) return v;
+    tt_ir_value z = tt_lower_like(ctx, v, 0.0);
+    tt_ir_value m = tt_ir_compare(ctx->b, TT_CMP_NE, rs_weights(ctx, v, dim, cdt, tb->n, tb->valid[j]), z);
+    return tt_ir_select(ctx->b, m, v, z);
+}
+
 /* Applies one dim's table forward (gather, then the weighted sum tap by tap in PyTorch's order) in dtype cdt. */
 static tt_ir_value rs_apply(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim, const rs_table *tb, tt_dtype cdt) {
     tt_ir_builder *b = ctx->b;
     if (tb->k == 1) return rs_take(ctx, x, dim, tb->n, tb->idx[0]);
     tt_ir_value acc = TT_IR_NONE;
     for (int32_t j = 0; j < tb->k; j++) {
-        tt_ir_value a = rs_take(ctx, x, dim, tb->n, tb->idx[j]);
+        tt_ir_value a = rs_mask_tap(ctx, rs_take(ctx, x, dim, tb->n, tb->idx[j]), dim, tb, j, cdt);
         tt_ir_value p = tt_ir_binary(b, TT_OP_MULTIPLY, a, rs_weights(ctx, a, dim, cdt, tb->n, tb->w[j]));
         acc = j == 0 ? p : tt_ir_binary(b, TT_OP_ADD, acc, p);
     }
@@ -292,7 +359,7 @@ static tt_ir_value rs_apply_bwd(tt_lower_ctx *ctx, tt_ir_value g, int64_t dim, c
     tt_ir_value acc = TT_IR_NONE;
     for (int32_t j = 0; j < tb->k; j++) {
         tt_ir_value p = tt_ir_binary(b, TT_OP_MULTIPLY, g, rs_weights(ctx, g, dim, cdt, tb->n, tb->w[j]));
-        tt_ir_value a = rs_put_add(ctx, p, dim, tb->in, tb->idx[j]);
+        tt_ir_value a = rs_put_add(ctx, rs_mask_tap(ctx, p, dim, tb, j, cdt), dim, tb->in, tb->idx[j]);
         acc = j == 0 ? a : tt_ir_binary(b, TT_OP_ADD, acc, a);
     }
     return acc;
@@ -300,7 +367,7 @@ static tt_ir_value rs_apply_bwd(tt_lower_ctx *ctx, tt_ir_value g, int64_t dim, c
 
 /* ---- upsample ---- */
 
-typedef enum rs_mode { RS_NEAREST, RS_NEAREST_EXACT, RS_LINEAR, RS_CUBIC } rs_mode;
+typedef enum rs_mode { RS_NEAREST, RS_NEAREST_EXACT, RS_LINEAR, RS_CUBIC, RS_AA_LINEAR, RS_AA_CUBIC } rs_mode;
 
 /* Resamples the last S dims of x (rank S + 2) to out[0..S); scales[s] valid when has[s]. Innermost dim first
  * (PyTorch's evaluation order). bwd: x is grad_output, in gives the input's spatial sizes. */
@@ -311,7 +378,7 @@ static tt_status rs_upsample(tt_lower_ctx *ctx, tt_ir_value x, int32_t S, const 
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (t.rank != S + 2) return rs_unsupported(ctx, "upsample rank");
     bool isf = tt_dtype_is_float(t.dtype);
-    if (mode == RS_LINEAR || mode == RS_CUBIC || bwd) {
+    if (mode >= RS_LINEAR || bwd) {
         if (!isf) return rs_unsupported(ctx, "upsample dtype");
     } else if (t.dtype == TT_BOOL) {
         return rs_unsupported(ctx, "upsample dtype");
@@ -327,6 +394,8 @@ static tt_status rs_upsample(tt_lower_ctx *ctx, tt_ir_value x, int32_t S, const 
         bool dbl = cdt == TT_F64;
         bool ok = mode == RS_LINEAR  ? rs_linear_table(ctx, &tb, in[s], out[s], align, has[s], scales[s], dbl)
                   : mode == RS_CUBIC ? rs_cubic_table(ctx, &tb, in[s], out[s], align, has[s], scales[s], dbl)
+                  : mode >= RS_AA_LINEAR
+                      ? rs_aa_table(ctx, &tb, in[s], out[s], align, has[s], scales[s], mode == RS_AA_CUBIC)
                                      : rs_nearest_table(ctx, &tb, in[s], out[s], has[s], scales[s],
                                                         mode == RS_NEAREST_EXACT);
         if (!ok) return tt_ir_builder_status(ctx->b);
@@ -354,7 +423,7 @@ static tt_status rs_upsample_fwd(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
     if (t.rank != S + 2) return rs_unsupported(ctx, "upsample rank");
     bool align = false;
     int32_t first = 2;
-    if (mode == RS_LINEAR || mode == RS_CUBIC) {
+    if (mode >= RS_LINEAR) {
         align = args[2].kind == TT_ARG_BOOL && args[2].b;
         first = 3;
     }
@@ -374,7 +443,7 @@ static tt_status rs_upsample_bwd(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
         return rs_unsupported(ctx, "upsample_backward sizes");
     bool align = false;
     int32_t first = 3;
-    if (mode == RS_LINEAR || mode == RS_CUBIC) {
+    if (mode >= RS_LINEAR) {
         align = args[3].kind == TT_ARG_BOOL && args[3].b;
         first = 4;
     }
@@ -406,6 +475,8 @@ RS_UPSAMPLE(upsample_linear1d, 1, RS_LINEAR)
 RS_UPSAMPLE(upsample_bilinear2d, 2, RS_LINEAR)
 RS_UPSAMPLE(upsample_trilinear3d, 3, RS_LINEAR)
 RS_UPSAMPLE(upsample_bicubic2d, 2, RS_CUBIC)
+RS_UPSAMPLE(upsample_bilinear2d_aa, 2, RS_AA_LINEAR)
+RS_UPSAMPLE(upsample_bicubic2d_aa, 2, RS_AA_CUBIC)
 
 /* ---- reflection / replication padding ---- */
 
@@ -851,6 +922,10 @@ const tt_lower_entry tt_lower_table_resample[] = {
     {"aten::upsample_bilinear2d_backward", tt_lower_upsample_bilinear2d_backward},
     {"aten::upsample_trilinear3d_backward", tt_lower_upsample_trilinear3d_backward},
     {"aten::upsample_bicubic2d_backward", tt_lower_upsample_bicubic2d_backward},
+    {"aten::_upsample_bilinear2d_aa", tt_lower_upsample_bilinear2d_aa},
+    {"aten::_upsample_bicubic2d_aa", tt_lower_upsample_bicubic2d_aa},
+    {"aten::_upsample_bilinear2d_aa_backward", tt_lower_upsample_bilinear2d_aa_backward},
+    {"aten::_upsample_bicubic2d_aa_backward", tt_lower_upsample_bicubic2d_aa_backward},
     {"aten::reflection_pad1d", tt_lower_reflection_pad1d},
     {"aten::reflection_pad2d", tt_lower_reflection_pad2d},
     {"aten::reflection_pad3d", tt_lower_reflection_pad3d},

@@ -1,5 +1,6 @@
-/* search.c — lowerings that compare every element with a list: searchsorted, bucketize, isin, and masked_scatter
- * (whose "n-th true element takes source[n]" is a cumulative sum and a gather).
+/* search.c — lowerings that compare every element with a list: searchsorted, bucketize, isin, masked_scatter
+ * (whose "n-th true element takes source[n]" is a cumulative sum and a gather), and embedding_bag (bags found by
+ * comparing positions with offsets, reduced with scatters), embedding_renorm.
  *
  * searchsorted / bucketize count the boundaries on the "before" side of each value instead of a binary search:
  * for a sorted sequence the predicate is monotone, so the count is the binary search's answer (PyTorch's
@@ -7,6 +8,7 @@
  * is materialised, so very large products fall back. */
 #include "tt_lower.h"
 
+#include <math.h>
 #include <string.h>
 
 #define SR_MAX_PAIRS ((int64_t)1 << 26) /* values x boundaries compared at once */
@@ -225,6 +227,204 @@ static tt_status tt_lower_masked_scatter(tt_lower_ctx *ctx, const tt_arg *args, 
     return tt_ir_builder_status(b);
 }
 
+/* ---- embedding_bag (sum / mean / max), with the CPU kernel's auxiliary outputs ----
+ * The bag of element i is the number of offsets[1..B) <= i (the last bag runs to the end of indices, even with
+ * include_last_offset, as on the CPU). Rows equal to padding_idx count for nothing. Auxiliary results as PyTorch
+ * CPU returns them (its backward reads them): offset2bag is empty for sum without padding_idx (its fast path),
+ * else the bag of every index; bag_size is 0 for sum, else the bag's non-padding count; max_indices is 0 for sum,
+ * bag_size for mean, and for max the weight row of the first maximum per feature (0 in empty bags). Under
+ * include_last_offset the sum/mean path without padding_idx ends the last bag's values at the last offset (its
+ * count still runs to the end); the others run to the end. */
+
+/* A point scatter of upd [N, D] into operand [B, D] at rows bag [N] (i64). */
+static tt_ir_value eb_scatter_rows(tt_lower_ctx *ctx, tt_ir_value operand, tt_ir_value bag, tt_ir_value upd,
+                                   tt_ir_reduce_kind kind) {
+    tt_ir_type ut = sr_type(ctx, upd);
+    int64_t id[2] = {ut.dims[0], 1};
+    tt_ir_attrs a;
+    memset(&a, 0, sizeof a);
+    a.scatter.update_window_dims.n = ut.rank - 1;
+    for (int32_t d = 1; d < ut.rank; d++) a.scatter.update_window_dims.v[d - 1] = d;
+    a.scatter.inserted_window_dims.n = 1;
+    a.scatter.scatter_dims_to_operand_dims.n = 1;
+    a.scatter.index_vector_dim = 1;
+    a.scatter.kind = kind;
+    return tt_ir_scatter(ctx->b, operand, tt_ir_reshape(ctx->b, bag, 2, id), upd, &a);
+}
+
+/* Rows idx [N] (i64) of x [R, D..] (PyTorch: an index error when out of range). */
+static tt_ir_value eb_take_rows(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value idx) {
+    tt_ir_type xt = sr_type(ctx, x), it = sr_type(ctx, idx);
+    int64_t id[2] = {it.dims[0], 1};
+    tt_ir_attrs a;
+    memset(&a, 0, sizeof a);
+    a.gather.offset_dims.n = xt.rank - 1;
+    for (int32_t d = 1; d < xt.rank; d++) a.gather.offset_dims.v[d - 1] = d;
+    a.gather.collapsed_slice_dims.n = 1;
+    a.gather.start_index_map.n = 1;
+    a.gather.slice_sizes.n = xt.rank;
+    a.gather.slice_sizes.v[0] = 1;
+    for (int32_t d = 1; d < xt.rank; d++) a.gather.slice_sizes.v[d] = xt.dims[d];
+    a.gather.index_vector_dim = 1;
+    a.gather.check_bounds = true;
+    return tt_ir_gather(ctx->b, x, tt_ir_reshape(ctx->b, idx, 2, id), &a);
+}
+
+/* _embedding_bag(_forward_only)(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+ * include_last_offset, padding_idx) -> (output, offset2bag, bag_size, max_indices) */
+static tt_status eb_lower(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs, int32_t nouts,
+                          bool forward_only) {
+    tt_ir_builder *b = ctx->b;
+    tt_ir_type wt = sr_type(ctx, args[0].value), it = sr_type(ctx, args[1].value), ot = sr_type(ctx, args[2].value);
+    if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
+    int64_t mode = args[4].i;
+    bool has_psw = nargs > 6 && args[6].kind == TT_ARG_TENSOR;
+    bool incl_last = nargs > 7 && args[7].kind == TT_ARG_BOOL && args[7].b;
+    int64_t pad = nargs > 8 && args[8].kind == TT_ARG_INT ? args[8].i : -1;
+    if (wt.rank != 2 || it.rank != 1 || ot.rank != 1 || !tt_dtype_is_float(wt.dtype) || it.dtype != ot.dtype ||
+        (it.dtype != TT_I64 && it.dtype != TT_I32) || mode < 0 || mode > 2 || (has_psw && mode != 0) || nouts < 1)
+        return sr_unsupported(ctx, "embedding_bag");
+    int64_t N = it.dims[0], D = wt.dims[1], nb = ot.dims[0] - (incl_last ? 1 : 0);
+    if (nb < 1 || N < 1 || D < 1 || wt.dims[0] < 1) return sr_unsupported(ctx, "embedding_bag sizes");
+    /* (padding_idx arrives normalised: negative means none) */
+    tt_dtype idt = it.dtype, cdt = tt_lower_opmath(wt.dtype);
+    tt_ir_value idx = tt_ir_convert(b, args[1].value, TT_I64);
+    /* bag of every element: count of offsets[1..nb) <= i */
+    tt_ir_value bag;
+    if (nb == 1) {
+        bag = tt_lower_full(ctx, TT_I64, 1, &N, 0.0);
+    } else {
+        int64_t st = 1, lim = nb, dims[2] = {N, nb - 1}, m0 = 0, m1 = 1;
+        tt_ir_value offs = tt_ir_slice(b, tt_ir_convert(b, args[2].value, TT_I64), &st, &lim, NULL);
+        tt_ir_value le = tt_ir_compare(b, TT_CMP_LE, tt_ir_broadcast_in_dim(b, offs, 2, dims, &m1),
+                                       tt_ir_iota(b, TT_I64, 2, dims, m0));
+        bag = tt_ir_reduce(b, TT_REDUCE_ADD, tt_ir_convert(b, le, TT_I64), 1, &m1);
+    }
+    tt_ir_value keep = pad >= 0 ? tt_ir_compare(b, TT_CMP_NE, idx, tt_lower_full(ctx, TT_I64, 1, &N, (double)pad))
+                                : tt_lower_full(ctx, TT_BOOL, 1, &N, 1.0);
+    bool fast = mode == 0 && pad < 0; /* the CPU's sum fast path (offset2bag left empty) */
+    tt_ir_value keepv = keep;         /* elements whose rows enter the values */
+    if (mode <= 1 && pad < 0 && incl_last) { /* this path alone ends the last bag's values at the last offset */
+        int64_t st = nb, lim = nb + 1;
+        tt_ir_value lastoff = tt_ir_reshape(b, tt_ir_slice(b, tt_ir_convert(b, args[2].value, TT_I64), &st, &lim, NULL), 0, NULL);
+        tt_ir_value before = tt_ir_compare(b, TT_CMP_LT, tt_ir_iota(b, TT_I64, 1, &N, 0),
+                                           tt_ir_broadcast_in_dim(b, lastoff, 1, &N, NULL));
+        keepv = tt_ir_binary(b, TT_OP_AND, keep, before);
+    }
+    int64_t nd[2] = {N, D}, bd[2] = {nb, D}, m0 = 0;
+    tt_ir_value keep2 = tt_ir_broadcast_in_dim(b, keepv, 2, nd, &m0);
+    tt_ir_value rows = tt_ir_convert(b, eb_take_rows(ctx, args[0].value, idx), cdt);
+    tt_ir_value count = eb_scatter_rows(ctx, tt_lower_full(ctx, TT_I64, 1, &nb, 0.0), bag, tt_ir_convert(b, keep, TT_I64),
+                                        TT_REDUCE_ADD);
+    tt_ir_value out, maxidx = TT_IR_NONE;
+    if (mode == 2) {
+        tt_ir_value ninf = tt_lower_full(ctx, cdt, 2, nd, -INFINITY);
+        tt_ir_value mx = eb_scatter_rows(ctx, tt_lower_full(ctx, cdt, 2, bd, -INFINITY), bag,
+                                         tt_ir_select(b, keep2, rows, ninf), TT_REDUCE_MAX);
+        /* first element reaching its bag's max, per feature */
+        tt_ir_value back = eb_take_rows(ctx, mx, bag);
+        tt_ir_value hit = tt_ir_binary(b, TT_OP_AND, keep2, tt_ir_compare(b, TT_CMP_EQ, rows, back));
+        tt_ir_value pos = tt_ir_select(b, hit, tt_ir_iota(b, TT_I64, 2, nd, 0), tt_lower_full(ctx, TT_I64, 2, nd, (double)N));
+        tt_ir_value first = eb_scatter_rows(ctx, tt_lower_full(ctx, TT_I64, 2, bd, (double)N), bag, pos, TT_REDUCE_MIN);
+        tt_ir_value empty = tt_ir_compare(b, TT_CMP_EQ, first, tt_lower_full(ctx, TT_I64, 2, bd, (double)N));
+        int64_t one = 1;
+        tt_ir_value idx_ext = tt_ir_concatenate(b, 2, (tt_ir_value[2]){idx, tt_lower_full(ctx, TT_I64, 1, &one, 0.0)}, 0);
+        int64_t fl = nb * D;
+        tt_ir_value mi = eb_take_rows(ctx, idx_ext, tt_ir_reshape(b, first, 1, &fl));
+        maxidx = tt_ir_select(b, empty, tt_lower_full(ctx, TT_I64, 2, bd, 0.0), tt_ir_reshape(b, mi, 2, bd));
+        out = tt_ir_select(b, empty, tt_lower_full(ctx, cdt, 2, bd, 0.0), mx);
+    } else {
+        tt_ir_value r = tt_ir_select(b, keep2, rows, tt_lower_full(ctx, cdt, 2, nd, 0.0));
+        if (has_psw) {
+            tt_ir_type pt = sr_type(ctx, args[6].value);
+            if (pt.rank != 1 || pt.dims[0] != N) return sr_unsupported(ctx, "embedding_bag per_sample_weights");
+            r = tt_ir_binary(b, TT_OP_MULTIPLY, r,
+                             tt_ir_broadcast_in_dim(b, tt_ir_convert(b, args[6].value, cdt), 2, nd, &m0));
+        }
+        out = eb_scatter_rows(ctx, tt_lower_full(ctx, cdt, 2, bd, 0.0), bag, r, TT_REDUCE_ADD);
+        if (mode == 1) {
+            tt_ir_value c = tt_ir_broadcast_in_dim(b, tt_ir_convert(b, count, cdt), 2, bd, &m0);
+            tt_ir_value z = tt_ir_compare(b, TT_CMP_EQ, c, tt_lower_full(ctx, cdt, 2, bd, 0.0));
+            out = tt_ir_select(b, z, tt_lower_full(ctx, cdt, 2, bd, 0.0), tt_ir_binary(b, TT_OP_DIVIDE, out, c));
+        }
+    }
+    outs[0] = tt_ir_convert(b, out, wt.dtype);
+    int64_t zero = 0;
+    if (nouts > 1) outs[1] = fast ? tt_lower_full(ctx, idt, 1, &zero, 0.0) : tt_ir_convert(b, bag, idt);
+    int64_t no = forward_only ? ot.dims[0] : nb; /* sum's unused bag_size: offsets-sized in forward_only */
+    tt_ir_value bag_size = mode == 0 ? tt_lower_full(ctx, idt, 1, &no, 0.0) : tt_ir_convert(b, count, idt);
+    if (nouts > 2) outs[2] = bag_size;
+    if (nouts > 3) outs[3] = mode == 2 ? tt_ir_convert(b, maxidx, idt) : bag_size;
+    return tt_ir_builder_status(b);
+}
+
+/* embedding_renorm(self [R, D], indices, max_norm, norm_type): rows named by indices whose norm exceeds max_norm
+ * are scaled by max_norm / (norm + 1e-7); the others are left alone. */
+static tt_status tt_lower_embedding_renorm(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                           int32_t nouts) {
+    (void)nargs;
+    tt_ir_builder *b = ctx->b;
+    tt_ir_type wt = sr_type(ctx, args[0].value), it = sr_type(ctx, args[1].value);
+    if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
+    tt_lower_fn norm = tt_lower_find("aten::linalg_vector_norm");
+    if (wt.rank != 2 || !tt_dtype_is_float(wt.dtype) || (it.dtype != TT_I64 && it.dtype != TT_I32) || !norm)
+        return sr_unsupported(ctx, "embedding_renorm");
+    int64_t R = wt.dims[0], D = wt.dims[1], n = tt_numel(it.rank, it.dims);
+    if (R == 0 || n == 0) {
+        outs[0] = args[0].value;
+        return tt_ir_builder_status(b);
+    }
+    tt_arg na[5];
+    memset(na, 0, sizeof na);
+    int64_t one_dim = 1;
+    na[0] = args[0];
+    na[1].kind = TT_ARG_SCALAR;
+    na[1].dtype = TT_F64;
+    na[1].f = args[3].f;
+    na[2].kind = TT_ARG_INTS;
+    na[2].n = 1;
+    na[2].ints = &one_dim;
+    na[3].kind = TT_ARG_BOOL;
+    na[4].kind = TT_ARG_NONE;
+    tt_ir_value nv = TT_IR_NONE;
+    tt_status st = norm(ctx, na, 5, &nv, 1);
+    if (st != TT_OK) return st;
+    tt_dtype cdt = tt_lower_opmath(wt.dtype);
+    nv = tt_ir_convert(b, nv, cdt); /* [R] */
+    /* rows named by indices: scatter ones (an out-of-range index is PyTorch's error too) */
+    tt_ir_value idx = tt_ir_reshape(b, tt_ir_convert(b, args[1].value, TT_I64), 1, &n);
+    int64_t id[2] = {n, 1};
+    tt_ir_attrs a;
+    memset(&a, 0, sizeof a);
+    a.scatter.inserted_window_dims.n = 1;
+    a.scatter.scatter_dims_to_operand_dims.n = 1;
+    a.scatter.index_vector_dim = 1;
+    a.scatter.kind = TT_REDUCE_MAX;
+    a.scatter.check_bounds = true;
+    tt_ir_value named = tt_ir_scatter(b, tt_lower_full(ctx, TT_I64, 1, &R, 0.0), tt_ir_reshape(b, idx, 2, id),
+                                      tt_lower_full(ctx, TT_I64, 1, &n, 1.0), &a);
+    tt_ir_value maxn = tt_lower_scalar_param(ctx, cdt, 0, args[2].f);
+    tt_ir_value maxb = tt_ir_broadcast_in_dim(b, maxn, 1, &R, NULL);
+    tt_ir_value big = tt_ir_binary(b, TT_OP_AND, tt_ir_compare(b, TT_CMP_NE, named, tt_lower_full(ctx, TT_I64, 1, &R, 0.0)),
+                                   tt_ir_compare(b, TT_CMP_GT, nv, maxb));
+    tt_ir_value scale = tt_ir_binary(b, TT_OP_DIVIDE, maxb, tt_ir_binary(b, TT_OP_ADD, nv, tt_lower_full(ctx, cdt, 1, &R, 1e-7)));
+    scale = tt_ir_select(b, big, scale, tt_lower_full(ctx, cdt, 1, &R, 1.0));
+    int64_t wd[2] = {R, D}, m0 = 0;
+    tt_ir_value w = tt_ir_binary(b, TT_OP_MULTIPLY, tt_ir_convert(b, args[0].value, cdt), tt_ir_broadcast_in_dim(b, scale, 2, wd, &m0));
+    outs[0] = tt_ir_convert(b, w, wt.dtype);
+    (void)nouts;
+    return tt_ir_builder_status(b);
+}
+
+static tt_status tt_lower_embedding_bag(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                        int32_t nouts) {
+    return eb_lower(ctx, args, nargs, outs, nouts, false);
+}
+static tt_status tt_lower_embedding_bag_forward_only(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs,
+                                                     tt_ir_value *outs, int32_t nouts) {
+    return eb_lower(ctx, args, nargs, outs, nouts, true);
+}
+
 const tt_lower_entry tt_lower_table_search[] = {
     {"aten::searchsorted.Tensor", tt_lower_searchsorted},
     {"aten::searchsorted.Scalar", tt_lower_searchsorted},
@@ -234,5 +434,8 @@ const tt_lower_entry tt_lower_table_search[] = {
     {"aten::isin.Tensor_Scalar", tt_lower_isin},
     {"aten::isin.Scalar_Tensor", tt_lower_isin},
     {"aten::masked_scatter", tt_lower_masked_scatter},
+    {"aten::embedding_renorm", tt_lower_embedding_renorm},
+    {"aten::_embedding_bag", tt_lower_embedding_bag},
+    {"aten::_embedding_bag_forward_only", tt_lower_embedding_bag_forward_only},
     {NULL, NULL},
 };

@@ -1,4 +1,4 @@
-/* sort.c — lowerings of sorting ops: sort, sort.stable, topk, kthvalue. (argsort and msort are CompositeImplicit
+/* sort.c — lowerings of sorting ops: sort, sort.stable, topk, kthvalue, median, nanmedian. (argsort and msort are CompositeImplicit
  * in PyTorch and reach us as sort.)
  *
  * Every op is one two-operand SORT (values, iota indices along dim). The IR sort is always stable and orders NaN
@@ -123,10 +123,104 @@ static tt_status tt_lower_kthvalue(tt_lower_ctx *ctx, const tt_arg *args, int32_
     return tt_ir_builder_status(ctx->b);
 }
 
+/* ---- median / nanmedian: the sorted slice (NaN last) read at a per-slice position ----
+ * median: the lower middle, or the first NaN when the slice has one (its value and index, as PyTorch returns);
+ * nanmedian: the lower middle of the non-NaN entries (NaN at n/2, as PyTorch reports it, when all are NaN). */
+static tt_status so_median(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim_arg, bool all, bool keepdim, bool skip_nan,
+                           tt_ir_value *outs, int32_t nouts) {
+    tt_ir_builder *b = ctx->b;
+    const tt_ir_type *tp = so_type(ctx, x, (tt_ir_type[1]){{0}});
+    if (!tp) return tt_ir_builder_status(b);
+    tt_ir_type t = *tp;
+    if (t.dtype == TT_BOOL || tt_numel(t.rank, t.dims) == 0) return TT_STATUS_UNSUPPORTED; /* PyTorch's errors */
+    int64_t dim = 0;
+    if (all) {
+        int64_t n = tt_numel(t.rank, t.dims);
+        x = tt_ir_reshape(b, x, 1, &n);
+        t.rank = 1;
+        t.dims[0] = n;
+    } else {
+        dim = tt_lower_wrap_dim(ctx, dim_arg, t.rank);
+        if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
+        if (t.rank == 0) {
+            outs[0] = x;
+            if (nouts > 1) outs[1] = tt_lower_const(ctx, TT_I64, 0.0);
+            return tt_ir_builder_status(b);
+        }
+    }
+    int64_t n = t.dims[dim];
+    tt_ir_value v, ix;
+    so_sort(ctx, x, dim, false, &v, &ix);
+    /* per-slice count of NaN (0 for integers) and the position to read */
+    tt_ir_value nan = tt_ir_convert(b, tt_ir_compare(b, TT_CMP_NE, x, x), TT_I64);
+    tt_ir_value cnt = tt_ir_reduce(b, TT_REDUCE_ADD, nan, 1, &dim);
+    const tt_ir_type *ctp = so_type(ctx, cnt, (tt_ir_type[1]){{0}});
+    if (!ctp) return tt_ir_builder_status(b);
+    tt_ir_type ct = *ctp;
+    tt_ir_value nfull = tt_lower_full(ctx, TT_I64, ct.rank, ct.dims, (double)n);
+    tt_ir_value two = tt_lower_full(ctx, TT_I64, ct.rank, ct.dims, 2.0);
+    tt_ir_value one = tt_lower_full(ctx, TT_I64, ct.rank, ct.dims, 1.0);
+    tt_ir_value zero = tt_lower_full(ctx, TT_I64, ct.rank, ct.dims, 0.0);
+    tt_ir_value pos;
+    if (skip_nan) {
+        tt_ir_value valid = tt_ir_binary(b, TT_OP_SUBTRACT, nfull, cnt);
+        pos = tt_ir_binary(b, TT_OP_DIVIDE, tt_ir_binary(b, TT_OP_SUBTRACT, valid, one), two); /* truncates: -1/2 = 0 */
+        tt_ir_value half = tt_lower_full(ctx, TT_I64, ct.rank, ct.dims, (double)(n / 2));
+        pos = tt_ir_select(b, tt_ir_compare(b, TT_CMP_EQ, valid, zero), half, pos); /* all NaN: PyTorch's n/2 */
+    } else {
+        tt_ir_value mid = tt_lower_full(ctx, TT_I64, ct.rank, ct.dims, (double)((n - 1) / 2));
+        pos = tt_ir_select(b, tt_ir_compare(b, TT_CMP_GT, cnt, zero), tt_ir_binary(b, TT_OP_SUBTRACT, nfull, cnt), mid);
+    }
+    int64_t map[TT_MAX_RANK];
+    for (int32_t d = 0, o = 0; d < t.rank; d++)
+        if (d != dim) map[o++] = d;
+    tt_ir_value hit = tt_ir_compare(b, TT_CMP_EQ, tt_ir_iota(b, TT_I64, t.rank, t.dims, dim),
+                                    tt_ir_broadcast_in_dim(b, pos, t.rank, t.dims, map));
+    /* exactly one hit per slice: a sum of selects reads it (exact; -0.0 reads as 0.0) */
+    tt_ir_value val = tt_ir_reduce(b, TT_REDUCE_ADD, tt_ir_select(b, hit, v, tt_lower_like(ctx, v, 0.0)), 1, &dim);
+    tt_ir_value idx = tt_ir_reduce(b, TT_REDUCE_ADD, tt_ir_select(b, hit, ix, tt_lower_like(ctx, ix, 0.0)), 1, &dim);
+    if (keepdim && !all) {
+        int64_t kd[TT_MAX_RANK];
+        for (int32_t d = 0; d < t.rank; d++) kd[d] = d == dim ? 1 : t.dims[d];
+        val = tt_ir_reshape(b, val, t.rank, kd);
+        idx = tt_ir_reshape(b, idx, t.rank, kd);
+    }
+    outs[0] = val;
+    if (nouts > 1 && !all) outs[1] = idx;
+    return tt_ir_builder_status(b);
+}
+
+/* median(self) / nanmedian(self): over all elements, value only. */
+static tt_status tt_lower_median(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                 int32_t nouts) {
+    (void)nargs;
+    return so_median(ctx, args[0].value, 0, true, false, false, outs, nouts);
+}
+static tt_status tt_lower_nanmedian(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                    int32_t nouts) {
+    (void)nargs;
+    return so_median(ctx, args[0].value, 0, true, false, true, outs, nouts);
+}
+/* median.dim / nanmedian.dim(self, dim, keepdim=False) -> (values, indices) */
+static tt_status tt_lower_median_dim(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                     int32_t nouts) {
+    return so_median(ctx, args[0].value, args[1].i, false, nargs > 2 && args[2].kind == TT_ARG_BOOL && args[2].b,
+                     false, outs, nouts);
+}
+static tt_status tt_lower_nanmedian_dim(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                        int32_t nouts) {
+    return so_median(ctx, args[0].value, args[1].i, false, nargs > 2 && args[2].kind == TT_ARG_BOOL && args[2].b,
+                     true, outs, nouts);
+}
+
 const tt_lower_entry tt_lower_table_sort[] = {
     {"aten::sort", tt_lower_sort},
     {"aten::sort.stable", tt_lower_sort_stable},
     {"aten::topk", tt_lower_topk},
     {"aten::kthvalue", tt_lower_kthvalue},
+    {"aten::median", tt_lower_median},
+    {"aten::median.dim", tt_lower_median_dim},
+    {"aten::nanmedian", tt_lower_nanmedian},
+    {"aten::nanmedian.dim", tt_lower_nanmedian_dim},
     {NULL, NULL},
 };

@@ -1,6 +1,6 @@
 /* special.c — lowerings of assorted pointwise and small composite ops that had no native form: glu (+backward),
  * log_sigmoid_forward/backward, polygamma, _logcumsumexp, linalg_cross, i0 / special_i0e / i1 / i1e, special_entr,
- * angle (real), frexp, _cdist_forward/_cdist_backward, _pdist_forward/_pdist_backward, the norm.* overloads (forwarded to linalg_vector_norm).
+ * special_modified_bessel_i0/i1, special_spherical_bessel_j0, renorm, angle (real), frexp, _cdist_forward/_cdist_backward, _pdist_forward/_pdist_backward, the norm.* overloads (forwarded to linalg_vector_norm).
  *
  * Float-only ops return TT_STATUS_UNSUPPORTED for other dtypes so PyTorch raises its own error; bf16/f16 are
  * computed in f32 and rounded once (PyTorch CPU's opmath). */
@@ -426,6 +426,78 @@ SP_BESSEL(special_i0e, 0, true)
 SP_BESSEL(special_i1, 1, false)
 SP_BESSEL(special_i1e, 1, true)
 
+/* spherical_bessel_j0(x) = sin(x) / x, with PyTorch's series below |x| = 0.5 and 0 at +-inf. */
+static tt_status tt_lower_special_spherical_bessel_j0(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs,
+                                                      tt_ir_value *outs, int32_t nouts) {
+    (void)nargs;
+    (void)nouts;
+    tt_ir_builder *b = ctx->b;
+    tt_dtype odt;
+    tt_ir_value x = sp_float_in(ctx, &args[0], &odt);
+    static const double c[6] = {-1.0 / 6.0, 1.0 / 120.0, -1.0 / 5040.0, 1.0 / 362880.0, -1.0 / 39916800.0, 1.0 / 6227020800.0};
+    tt_ir_value xx = sp_bin(ctx, TT_OP_MULTIPLY, x, x);
+    tt_ir_value poly = sp_k(ctx, x, c[5]);
+    for (int k = 4; k >= 0; k--) poly = sp_bin(ctx, TT_OP_ADD, sp_k(ctx, x, c[k]), sp_bin(ctx, TT_OP_MULTIPLY, xx, poly));
+    tt_ir_value series = sp_bin(ctx, TT_OP_ADD, sp_k(ctx, x, 1.0), sp_bin(ctx, TT_OP_MULTIPLY, xx, poly));
+    tt_ir_value direct = sp_bin(ctx, TT_OP_DIVIDE, sp_un(ctx, TT_OP_SIN, x), x);
+    tt_ir_value ax = sp_un(ctx, TT_OP_ABS, x);
+    tt_ir_value v = tt_ir_select(b, tt_ir_compare(b, TT_CMP_LT, ax, sp_k(ctx, x, 0.5)), series, direct);
+    v = tt_ir_select(b, tt_ir_compare(b, TT_CMP_EQ, ax, sp_k(ctx, x, INFINITY)), sp_k(ctx, x, 0.0), v);
+    outs[0] = tt_ir_convert(b, v, odt);
+    return tt_ir_builder_status(b);
+}
+
+/* renorm(self, p, dim, maxnorm): slices along dim whose p-norm exceeds maxnorm are scaled by
+ * maxnorm / (norm + 1e-7) (the factor rounded to self's dtype first, as PyTorch computes it). */
+static tt_status tt_lower_renorm(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                 int32_t nouts) {
+    (void)nargs;
+    (void)nouts;
+    tt_ir_builder *b = ctx->b;
+    tt_ir_type t = sp_type(ctx, args[0].value);
+    if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
+    double p = tt_lower_arg_double(&args[1]), maxnorm = tt_lower_arg_double(&args[3]);
+    tt_lower_fn norm = tt_lower_find("aten::linalg_vector_norm");
+    if (!tt_dtype_is_float(t.dtype) || !norm) return sp_unsupported(ctx, "renorm");
+    if (t.rank < 2)
+        return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "renorm: input needs at least 2 dimensions, got %d dimensions",
+                                  (int)t.rank);
+    if (!(p > 0)) return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "renorm: non-positive-norm not supported");
+    if (!(maxnorm >= 0))
+        return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "renorm: expected maxnorm to be >= 0 but got %g", maxnorm);
+    int64_t dim = tt_lower_wrap_dim(ctx, args[2].i, t.rank);
+    if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
+    int64_t rd[TT_MAX_RANK];
+    int32_t nr = 0;
+    for (int32_t d = 0; d < t.rank; d++)
+        if (d != dim) rd[nr++] = d;
+    tt_dtype acc = tt_lower_opmath(t.dtype);
+    tt_ir_value nv = TT_IR_NONE;
+    {
+        tt_arg na[5];
+        memset(na, 0, sizeof na);
+        na[0] = args[0];
+        na[1] = args[1];
+        na[2].kind = TT_ARG_INTS;
+        na[2].n = nr;
+        na[2].ints = rd;
+        na[3].kind = TT_ARG_BOOL;
+        na[3].b = true;
+        na[4].kind = TT_ARG_DTYPE;
+        na[4].dtype = acc;
+        tt_status st = norm(ctx, na, 5, &nv, 1);
+        if (st != TT_OK) return st;
+    }
+    tt_ir_value mx = tt_ir_broadcast_in_dim(b, tt_lower_scalar_param(ctx, acc, 0, maxnorm), sp_type(ctx, nv).rank,
+                                            sp_type(ctx, nv).dims, NULL);
+    tt_ir_value f = sp_bin(ctx, TT_OP_DIVIDE, mx, sp_bin(ctx, TT_OP_ADD, nv, sp_k(ctx, nv, 1e-7)));
+    f = tt_ir_select(b, tt_ir_compare(b, TT_CMP_GT, nv, mx), f, sp_k(ctx, nv, 1.0));
+    f = tt_ir_convert(b, tt_ir_convert(b, f, t.dtype), acc);
+    tt_ir_value fb = tt_lower_to(ctx, f, acc, t.rank, t.dims);
+    outs[0] = tt_ir_convert(b, sp_bin(ctx, TT_OP_MULTIPLY, tt_ir_convert(b, args[0].value, acc), fb), t.dtype);
+    return tt_ir_builder_status(b);
+}
+
 /* entr(x) = -x ln x for x > 0, 0 at 0, -inf below 0, nan stays nan. */
 static tt_status tt_lower_special_entr(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                        int32_t nouts) {
@@ -800,6 +872,10 @@ const tt_lower_entry tt_lower_table_special[] = {
     {"aten::special_i1", tt_lower_special_i1},
     {"aten::special_i1e", tt_lower_special_i1e},
     {"aten::special_entr", tt_lower_special_entr},
+    {"aten::special_modified_bessel_i0", tt_lower_i0},
+    {"aten::special_modified_bessel_i1", tt_lower_special_i1},
+    {"aten::special_spherical_bessel_j0", tt_lower_special_spherical_bessel_j0},
+    {"aten::renorm", tt_lower_renorm},
     {"aten::angle", tt_lower_angle},
     {"aten::frexp.Tensor", tt_lower_frexp},
     {"aten::_cdist_forward", tt_lower_cdist_forward},

@@ -1,0 +1,505 @@
+/* test_host_fuse.c — the host driver's fast paths: fused elementwise groups, row-blocked execution, results
+ * written in place, lane reductions and the vectorized exp / tanh / erf. Each is checked bit for bit against
+ * the plain interpreter (TORCHTPU_HOST_FUSE=0 TORCHTPU_HOST_ROWS=0) or against correctly rounded references. */
+#include "tt_driver.h"
+#include "tt_ir.h"
+#include "tt_test.h"
+#include "../csrc/drivers/host/host_internal.h" /* the planners, to check what they group */
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DIMS(...) ((const int64_t[]){__VA_ARGS__})
+#define F32S(...) ((const float[]){__VA_ARGS__})
+
+static tt_driver *D;
+
+static tt_driver *drv(void) {
+    if (!D) D = tt_host_driver_create(2, 0);
+    return D;
+}
+
+static tt_buffer *upload(const void *data, size_t nbytes) {
+    tt_buffer *buf = NULL;
+    TT_CHECK_OK(drv()->iface.buffer_alloc(drv()->ctx, 0, nbytes, &buf));
+    if (buf && data && nbytes) TT_CHECK_OK(drv()->iface.write(drv()->ctx, buf, 0, data, nbytes));
+    return buf;
+}
+
+static size_t type_bytes(const tt_ir_type *t) { return (size_t)tt_numel(t->rank, t->dims) * tt_dtype_size(t->dtype); }
+
+static void contiguous(const tt_ir_type *t, tt_exec_arg *a) {
+    int64_t s = 1;
+    for (int32_t i = t->rank - 1; i >= 0; i--) {
+        a->strides[i] = s;
+        s *= t->dims[i];
+    }
+}
+
+/* Finishes and destroys b, compiles, runs with contiguous inputs in[i] (a double for a scalar parameter), reads
+ * every output into out[i]. Returns the first failing status (the message stays in tt_last_error()). */
+static tt_status run(tt_ir_builder *b, const void *const *in, void *const *out) {
+    tt_ir_program *p = NULL;
+    tt_status st = tt_ir_builder_finish(b, &p);
+    tt_ir_builder_destroy(b);
+    if (st != TT_OK) return st;
+    st = tt_ir_verify(p);
+    tt_executable *exe = NULL;
+    if (st == TT_OK) st = drv()->iface.compile(drv()->ctx, p, &exe);
+    tt_exec_arg args[16], res[8];
+    memset(args, 0, sizeof args);
+    memset(res, 0, sizeof res);
+    for (int32_t i = 0; st == TT_OK && i < p->n_params; i++) {
+        tt_ir_value v = p->params[i];
+        if (p->nodes[p->value_node[v]].op == TT_OP_SCALAR_PARAMETER) {
+            args[i].f = *(const double *)in[i];
+            args[i].i = (int64_t)args[i].f;
+            continue;
+        }
+        args[i].buffer = upload(in[i], type_bytes(&p->types[v]));
+        contiguous(&p->types[v], &args[i]);
+    }
+    for (int32_t i = 0; st == TT_OK && i < p->n_outputs; i++) {
+        res[i].buffer = upload(NULL, type_bytes(&p->types[p->outputs[i]]));
+        contiguous(&p->types[p->outputs[i]], &res[i]);
+    }
+    if (st == TT_OK) st = drv()->iface.execute(drv()->ctx, 0, exe, args, p->n_params, res, p->n_outputs);
+    for (int32_t i = 0; st == TT_OK && i < p->n_outputs; i++)
+        st = drv()->iface.read(drv()->ctx, res[i].buffer, 0, out[i], type_bytes(&p->types[p->outputs[i]]));
+    for (int32_t i = 0; i < 16; i++) drv()->iface.buffer_free(drv()->ctx, args[i].buffer);
+    for (int32_t i = 0; i < 8; i++) drv()->iface.buffer_free(drv()->ctx, res[i].buffer);
+    drv()->iface.executable_free(drv()->ctx, exe);
+    tt_ir_program_destroy(p);
+    return st;
+}
+
+static bool same_f(float a, float b, float tol) {
+    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+    if (isinf(a) || isinf(b)) return a == b;
+    return fabsf(a - b) <= tol * (1.0f + fabsf(b));
+}
+
+/* ---- fused elementwise groups: every result equals the unfused interpreter's, bit for bit ---- */
+
+/* Builds a program with build(b), runs it with fusion and row blocks on, and with both off (TORCHTPU_HOST_FUSE,
+ * TORCHTPU_HOST_ROWS: the plain interpreter), on inputs in[], compares all outputs bytewise. n_out <= 4 outputs of at most 1 MB each. */
+typedef void (*build_fn)(tt_ir_builder *b);
+static void check_fused_equals_unfused(build_fn build, const void *const *in, int n_out) {
+    void *outs[2][4] = {{0}};
+    size_t bytes[4] = {0};
+    for (int pass = 0; pass < 2; pass++) {
+        setenv("TORCHTPU_HOST_FUSE", pass ? "0" : "1", 1);
+        setenv("TORCHTPU_HOST_ROWS", pass ? "0" : "1", 1);
+        tt_ir_builder *b = tt_ir_builder_create();
+        build(b);
+        /* Zeroed room for any output here (the unused tail compares equal). */
+        for (int o = 0; o < n_out; o++) {
+            outs[pass][o] = calloc(1, 1u << 20);
+            bytes[o] = 1u << 20;
+        }
+        TT_CHECK_OK(run(b, in, outs[pass]));
+    }
+    unsetenv("TORCHTPU_HOST_FUSE");
+    unsetenv("TORCHTPU_HOST_ROWS");
+    for (int o = 0; o < n_out; o++) {
+        TT_CHECK(outs[0][o] && outs[1][o] && memcmp(outs[0][o], outs[1][o], bytes[o]) == 0);
+        free(outs[0][o]);
+        free(outs[1][o]);
+    }
+}
+
+enum { FR = 96, FC = 1000 }; /* 96000 elements: several parts and a partial last tile */
+static float *fx, *fw;
+static uint16_t *fh;
+static uint8_t *fm;
+
+static tt_ir_value kf(tt_ir_builder *b, tt_ir_value like, double v) {
+    const tt_ir_type *t = tt_ir_type_of(b, like);
+    return tt_ir_broadcast_in_dim(b, tt_ir_constant_scalar(b, t->dtype, v), t->rank, t->dims, NULL);
+}
+
+static void build_gelu(tt_ir_builder *b) {
+    tt_ir_value x = tt_ir_param(b, TT_F32, 2, DIMS(FR, FC));
+    tt_ir_value e = tt_ir_unary(b, TT_OP_ERF, tt_ir_binary(b, TT_OP_MULTIPLY, x, kf(b, x, 0.7071067811865476)));
+    tt_ir_value r = tt_ir_binary(b, TT_OP_MULTIPLY, tt_ir_binary(b, TT_OP_MULTIPLY, x, kf(b, x, 0.5)),
+                                 tt_ir_binary(b, TT_OP_ADD, kf(b, x, 1.0), e));
+    tt_ir_value t = tt_ir_unary(b, TT_OP_TANH, r);
+    tt_ir_builder_add_output(b, r);
+    tt_ir_builder_add_output(b, tt_ir_binary(b, TT_OP_ADD, t, e)); /* e is used twice, also outside a chain */
+}
+
+/* layer_norm: reduce, broadcast back (row), weight broadcast (column), rsqrt; intermediates also outputs. */
+static void build_layer_norm(tt_ir_builder *b) {
+    tt_ir_value x = tt_ir_param(b, TT_F32, 2, DIMS(FR, FC));
+    tt_ir_value w = tt_ir_param(b, TT_F32, 1, DIMS(FC));
+    tt_ir_value mean = tt_ir_binary(b, TT_OP_DIVIDE, tt_ir_reduce(b, TT_REDUCE_ADD, x, 1, DIMS(1)),
+                                    tt_ir_broadcast_in_dim(b, tt_ir_constant_scalar(b, TT_F32, FC), 1, DIMS(FR), NULL));
+    tt_ir_value xc = tt_ir_binary(b, TT_OP_SUBTRACT, x, tt_ir_broadcast_in_dim(b, mean, 2, DIMS(FR, FC), DIMS(0)));
+    tt_ir_value var = tt_ir_reduce(b, TT_REDUCE_ADD, tt_ir_binary(b, TT_OP_MULTIPLY, xc, xc), 1, DIMS(1));
+    tt_ir_value rs = tt_ir_unary(b, TT_OP_RSQRT, tt_ir_binary(b, TT_OP_ADD, var, kf(b, var, 1e-5)));
+    tt_ir_value y = tt_ir_binary(b, TT_OP_MULTIPLY, xc, tt_ir_broadcast_in_dim(b, rs, 2, DIMS(FR, FC), DIMS(0)));
+    y = tt_ir_binary(b, TT_OP_MULTIPLY, y, tt_ir_broadcast_in_dim(b, w, 2, DIMS(FR, FC), DIMS(1)));
+    tt_ir_builder_add_output(b, y);
+    tt_ir_builder_add_output(b, rs);
+}
+
+/* bf16 in, f32 math, bf16 ops that round per op, f16 and int8 results, a transposing broadcast, a reshape. */
+static void build_mixed(tt_ir_builder *b) {
+    tt_ir_value h = tt_ir_param(b, TT_BF16, 2, DIMS(FR, FC));
+    tt_ir_value w = tt_ir_param(b, TT_F32, 2, DIMS(FC, FR));
+    tt_ir_value hf = tt_ir_convert(b, h, TT_F32);
+    tt_ir_value wt = tt_ir_broadcast_in_dim(b, w, 2, DIMS(FR, FC), DIMS(1, 0)); /* a transpose */
+    tt_ir_value s = tt_ir_binary(b, TT_OP_ADD, hf, wt);
+    tt_ir_value sb = tt_ir_convert(b, s, TT_BF16);
+    tt_ir_value p2 = tt_ir_binary(b, TT_OP_MULTIPLY, sb, sb); /* rounds to bf16 */
+    tt_ir_value q = tt_ir_unary(b, TT_OP_EXP, tt_ir_binary(b, TT_OP_DIVIDE, p2, kf(b, p2, 7.0)));
+    tt_ir_value r = tt_ir_reshape(b, q, 2, DIMS(FC, FR));
+    tt_ir_value f16 = tt_ir_convert(b, r, TT_F16);
+    tt_ir_value i8 = tt_ir_convert(b, tt_ir_binary(b, TT_OP_MULTIPLY, s, kf(b, s, 3.0)), TT_I8);
+    tt_ir_value i8s = tt_ir_binary(b, TT_OP_ADD, i8, i8); /* wraps */
+    tt_ir_builder_add_output(b, f16);
+    tt_ir_builder_add_output(b, i8s);
+    tt_ir_builder_add_output(b, tt_ir_convert(b, i8s, TT_F32));
+}
+
+/* where(mask[FR,1] broadcast, x, -1e4), compare, clamp, a scalar parameter, a splat predicate. */
+static void build_select(tt_ir_builder *b) {
+    tt_ir_value m = tt_ir_param(b, TT_BOOL, 2, DIMS(FR, 1));
+    tt_ir_value x = tt_ir_param(b, TT_F32, 2, DIMS(FR, FC));
+    tt_ir_value sc = tt_ir_scalar_param(b, TT_F32);
+    tt_ir_value mb = tt_ir_broadcast_in_dim(b, tt_ir_reshape(b, m, 1, DIMS(FR)), 2, DIMS(FR, FC), DIMS(0));
+    tt_ir_value y = tt_ir_select(b, mb, x, kf(b, x, -1e4));
+    tt_ir_value gt = tt_ir_compare(b, TT_CMP_GT, y, tt_ir_broadcast_in_dim(b, sc, 2, DIMS(FR, FC), NULL));
+    tt_ir_value c = tt_ir_clamp(b, kf(b, x, -0.5), y, kf(b, x, 0.5));
+    tt_ir_value z = tt_ir_select(b, gt, c, tt_ir_unary(b, TT_OP_NEGATE, y));
+    tt_ir_value ps = tt_ir_compare(b, TT_CMP_LT, sc, tt_ir_constant_scalar(b, TT_F32, 0.0));
+    tt_ir_value w = tt_ir_select(b, tt_ir_broadcast_in_dim(b, ps, 2, DIMS(FR, FC), NULL), z, y);
+    tt_ir_value anyv = tt_ir_binary(b, TT_OP_AND, gt, tt_ir_unary(b, TT_OP_NOT, mb));
+    tt_ir_builder_add_output(b, w);
+    tt_ir_builder_add_output(b, anyv);
+    tt_ir_builder_add_output(b, tt_ir_convert(b, anyv, TT_I32));
+}
+
+/* softmax over the last of four dims: row blocks over three leading dims (a sub-box [1, 2, 40] here). */
+static void build_softmax4(tt_ir_builder *b) {
+    const int64_t *d = DIMS(4, 6, 40, 100);
+    tt_ir_value x = tt_ir_param(b, TT_F32, 4, d);
+    tt_ir_value m = tt_ir_reduce(b, TT_REDUCE_MAX, x, 1, DIMS(3));
+    tt_ir_value e = tt_ir_unary(b, TT_OP_EXP, tt_ir_binary(b, TT_OP_SUBTRACT, x, tt_ir_broadcast_in_dim(b, m, 4, d, DIMS(0, 1, 2))));
+    tt_ir_value s = tt_ir_reduce(b, TT_REDUCE_ADD, e, 1, DIMS(3));
+    tt_ir_builder_add_output(b, tt_ir_binary(b, TT_OP_DIVIDE, e, tt_ir_broadcast_in_dim(b, s, 4, d, DIMS(0, 1, 2))));
+    tt_ir_builder_add_output(b, s);
+}
+
+static void test_fused_elementwise_groups_equal_the_unfused_interpreter_bit_for_bit(void) {
+    fx = malloc(FR * FC * sizeof *fx);
+    fw = malloc(FR * FC * sizeof *fw);
+    fh = malloc(FR * FC * sizeof *fh);
+    fm = malloc(FR);
+    if (!fx || !fw || !fh || !fm) goto out;
+    for (int i = 0; i < FR * FC; i++) {
+        fx[i] = (float)((i * 7919) % 2001 - 1000) / 250.0f;
+        fw[i] = (float)((i * 1049) % 997) / 500.0f - 1.0f;
+        fh[i] = tt_f32_to_bf16(fx[i] * 3.0f);
+    }
+    for (int i = 0; i < FR; i++) fm[i] = (uint8_t)(i % 3 != 0);
+    check_fused_equals_unfused(build_gelu, (const void *[]){fx}, 2);
+    check_fused_equals_unfused(build_layer_norm, (const void *[]){fx, fw}, 2);
+    check_fused_equals_unfused(build_mixed, (const void *[]){fh, fw}, 3);
+    double s = 0.25, neg = -1.0;
+    check_fused_equals_unfused(build_select, (const void *[]){fm, fx, &s}, 3);
+    check_fused_equals_unfused(build_select, (const void *[]){fm, fx, &neg}, 3);
+    check_fused_equals_unfused(build_softmax4, (const void *[]){fx}, 2);
+out:
+    free(fx);
+    free(fw);
+    free(fh);
+    free(fm);
+}
+
+/* Last-dim max / min / sum over rows long enough for the lane kernels (with tails): all-negative rows, NaN in
+ * the lanes and in the tail, -inf. */
+static void test_row_reductions_over_the_last_dim_take_the_lane_kernels(void) {
+    enum { R = 4, C = 133 };
+    float x[R * C], mx[R], mn[R], sm[R];
+    for (int i = 0; i < R * C; i++) x[i] = -1.0f - (float)((i * 37) % 101) * 0.5f;
+    x[1 * C + 20] = NAN;     /* in the lanes */
+    x[2 * C + C - 2] = NAN;  /* in the tail */
+    x[3 * C + 5] = -INFINITY;
+    tt_ir_builder *b = tt_ir_builder_create();
+    tt_ir_value xv = tt_ir_param(b, TT_F32, 2, DIMS(R, C));
+    tt_ir_builder_add_output(b, tt_ir_reduce(b, TT_REDUCE_MAX, xv, 1, DIMS(1)));
+    tt_ir_builder_add_output(b, tt_ir_reduce(b, TT_REDUCE_MIN, xv, 1, DIMS(1)));
+    tt_ir_builder_add_output(b, tt_ir_reduce(b, TT_REDUCE_ADD, xv, 1, DIMS(1)));
+    TT_CHECK_OK(run(b, (const void *[]){x}, (void *[]){mx, mn, sm}));
+    for (int r = 0; r < R; r++) {
+        double wmax = -INFINITY, wmin = INFINITY, wsum = 0;
+        bool nan = false;
+        for (int c = 0; c < C; c++) {
+            float v = x[r * C + c];
+            nan |= v != v;
+            if (v > wmax) wmax = v;
+            if (v < wmin) wmin = v;
+            wsum += v;
+        }
+        if (nan) {
+            TT_CHECK(isnan(mx[r]) && isnan(mn[r]) && isnan(sm[r]));
+        } else {
+            TT_CHECK(mx[r] == (float)wmax && mn[r] == (float)wmin);
+            if (isinf(wsum)) TT_CHECK(sm[r] == (float)wsum);
+            else TT_CHECK_NEAR(sm[r], wsum, 1e-5 * fabs(wsum));
+        }
+    }
+}
+
+/* Results written in place of the arena (fresh contiguous buffers) next to ones that must be copied: a value
+ * output twice, and a result in the argument's own buffer (an in-place update read by a later node). */
+static void test_results_are_written_directly_unless_they_alias(void) {
+    enum { N = 50000 };
+    float *x = malloc(N * sizeof *x), *r0 = malloc(N * sizeof *r0), *r1 = malloc(N * sizeof *r1);
+    float *r2 = malloc(N * sizeof *r2), *xr = malloc(N * sizeof *xr);
+    if (!x || !r0 || !r1 || !r2 || !xr) goto out;
+    for (int i = 0; i < N; i++) x[i] = (float)(i % 1000) * 0.5f;
+    tt_ir_builder *b = tt_ir_builder_create();
+    tt_ir_value xv = tt_ir_param(b, TT_F32, 1, DIMS(N));
+    tt_ir_value y = tt_ir_binary(b, TT_OP_ADD, xv, kf(b, xv, 1.0));
+    tt_ir_value z = tt_ir_unary(b, TT_OP_NEGATE, tt_ir_reduce(b, TT_REDUCE_ADD, xv, 1, DIMS(0))); /* reads x late */
+    tt_ir_value w = tt_ir_binary(b, TT_OP_MULTIPLY, y, y);
+    tt_ir_builder_add_output(b, w); /* direct */
+    tt_ir_builder_add_output(b, y); /* into x's buffer: copied after everything ran */
+    tt_ir_builder_add_output(b, y); /* again, a fresh buffer */
+    tt_ir_builder_add_output(b, z);
+    tt_ir_program *p = NULL;
+    TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+    tt_ir_builder_destroy(b);
+    tt_executable *exe = NULL;
+    if (p) TT_CHECK_OK(drv()->iface.compile(drv()->ctx, p, &exe));
+    if (!exe) goto done;
+    tt_exec_arg a[1], res[4];
+    memset(a, 0, sizeof a);
+    memset(res, 0, sizeof res);
+    a[0].buffer = upload(x, N * sizeof(float));
+    a[0].strides[0] = 1;
+    res[0].buffer = upload(NULL, N * sizeof(float));
+    res[1].buffer = a[0].buffer;
+    res[2].buffer = upload(NULL, N * sizeof(float));
+    res[3].buffer = upload(NULL, sizeof(float));
+    for (int i = 0; i < 4; i++) res[i].strides[0] = 1;
+    TT_CHECK_OK(drv()->iface.execute(drv()->ctx, 0, exe, a, 1, res, 4));
+    float zs = 0;
+    TT_CHECK_OK(drv()->iface.read(drv()->ctx, res[0].buffer, 0, r0, N * sizeof(float)));
+    TT_CHECK_OK(drv()->iface.read(drv()->ctx, a[0].buffer, 0, xr, N * sizeof(float)));
+    TT_CHECK_OK(drv()->iface.read(drv()->ctx, res[2].buffer, 0, r2, N * sizeof(float)));
+    TT_CHECK_OK(drv()->iface.read(drv()->ctx, res[3].buffer, 0, &zs, sizeof(float)));
+    double sum = 0;
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+        float yy = x[i] + 1.0f;
+        sum += x[i];
+        bad += r0[i] != yy * yy || xr[i] != yy || r2[i] != yy;
+    }
+    TT_CHECK(bad == 0);
+    TT_CHECK_NEAR(zs, -sum, 1e-5 * sum);
+    drv()->iface.buffer_free(drv()->ctx, a[0].buffer);
+    drv()->iface.buffer_free(drv()->ctx, res[0].buffer);
+    drv()->iface.buffer_free(drv()->ctx, res[2].buffer);
+    drv()->iface.buffer_free(drv()->ctx, res[3].buffer);
+    drv()->iface.executable_free(drv()->ctx, exe);
+done:
+    tt_ir_program_destroy(p);
+out:
+    free(x);
+    free(r0);
+    free(r1);
+    free(r2);
+    free(xr);
+}
+
+/* A row-blocked program (layer_norm shape) updating its input in place: each block reads its rows before it
+ * writes them, so the result equals the plain interpreter's. */
+static void test_row_blocks_update_an_input_in_place_like_the_whole_program(void) {
+    enum { N = FR * FC };
+    float *x = malloc(N * sizeof *x), *w = malloc(FC * sizeof *w), *want = malloc(N * sizeof *want);
+    float *got = malloc(N * sizeof *got), *rs = malloc(FR * sizeof *rs);
+    if (!x || !w || !want || !got || !rs) goto out;
+    for (int i = 0; i < N; i++) x[i] = (float)((i * 7919) % 2001 - 1000) / 250.0f;
+    for (int i = 0; i < FC; i++) w[i] = (float)(i % 17) / 8.0f;
+    for (int pass = 0; pass < 2; pass++) {
+        setenv("TORCHTPU_HOST_ROWS", pass ? "0" : "1", 1);
+        tt_ir_builder *b = tt_ir_builder_create();
+        build_layer_norm(b);
+        tt_ir_program *p = NULL;
+        TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+        tt_ir_builder_destroy(b);
+        tt_executable *exe = NULL;
+        if (p) TT_CHECK_OK(drv()->iface.compile(drv()->ctx, p, &exe));
+        if (exe) {
+            tt_exec_arg a[2], res[2];
+            memset(a, 0, sizeof a);
+            memset(res, 0, sizeof res);
+            a[0].buffer = upload(x, N * sizeof(float));
+            a[0].strides[0] = FC;
+            a[0].strides[1] = 1;
+            a[1].buffer = upload(w, FC * sizeof(float));
+            a[1].strides[0] = 1;
+            res[0] = a[0]; /* y overwrites x */
+            res[1].buffer = upload(NULL, FR * sizeof(float));
+            res[1].strides[0] = 1;
+            TT_CHECK_OK(drv()->iface.execute(drv()->ctx, 0, exe, a, 2, res, 2));
+            TT_CHECK_OK(drv()->iface.read(drv()->ctx, a[0].buffer, 0, pass ? want : got, N * sizeof(float)));
+            drv()->iface.buffer_free(drv()->ctx, a[0].buffer);
+            drv()->iface.buffer_free(drv()->ctx, a[1].buffer);
+            drv()->iface.buffer_free(drv()->ctx, res[1].buffer);
+            drv()->iface.executable_free(drv()->ctx, exe);
+        }
+        tt_ir_program_destroy(p);
+    }
+    unsetenv("TORCHTPU_HOST_ROWS");
+    TT_CHECK(memcmp(got, want, N * sizeof(float)) == 0);
+out:
+    free(x);
+    free(w);
+    free(want);
+    free(got);
+    free(rs);
+}
+
+/* Counts the planner's groups and the values it keeps in tiles. */
+static void plan_counts(build_fn build, int32_t *groups, int32_t *internal) {
+    tt_ir_builder *b = tt_ir_builder_create();
+    build(b);
+    tt_ir_program *p = NULL;
+    TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+    tt_ir_builder_destroy(b);
+    tt_host_fusion *f = NULL;
+    *groups = *internal = -1;
+    if (p) TT_CHECK_OK(tt_host_fuse_plan(p, &f));
+    if (f) {
+        *groups = tt_host_fuse_n_groups(f);
+        *internal = 0;
+        for (tt_ir_value v = 0; v < p->n_values; v++) *internal += tt_host_fuse_internal(f, v);
+    }
+    tt_host_fuse_free(f);
+    tt_ir_program_destroy(p);
+}
+
+static void test_the_planners_fuse_whole_chains_and_find_row_blocks(void) {
+    int32_t g, in;
+    plan_counts(build_gelu, &g, &in);
+    TT_CHECK(g == 1 && in >= 8); /* one group; only the two outputs leave it */
+    plan_counts(build_layer_norm, &g, &in);
+    /* [sum/n] | [x-mean, square] | [var+eps, rsqrt] | [normalize, scale] */
+    TT_CHECK(g == 4 && in >= 4);
+    setenv("TORCHTPU_HOST_FUSE", "0", 1);
+    plan_counts(build_gelu, &g, &in);
+    unsetenv("TORCHTPU_HOST_FUSE");
+    TT_CHECK(g == 0 && in == 0);
+    /* Row blocks: layer_norm and the select program keep their rows; the transposing broadcast does not. */
+    build_fn fns[4] = {build_layer_norm, build_select, build_softmax4, build_mixed};
+    for (int i = 0; i < 4; i++) {
+        tt_ir_builder *b = tt_ir_builder_create();
+        fns[i](b);
+        tt_ir_program *p = NULL;
+        TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+        tt_ir_builder_destroy(b);
+        tt_executable *exe = NULL;
+        if (p) TT_CHECK_OK(drv()->iface.compile(drv()->ctx, p, &exe));
+        int64_t blocks = tt_host_executable_row_blocks(exe);
+        TT_CHECK(i < 3 ? blocks > 1 : blocks == 0);
+        drv()->iface.executable_free(drv()->ctx, exe);
+        tt_ir_program_destroy(p);
+    }
+}
+
+/* The vectorized exp / tanh / erf round the double-precision result once: equal to (float)exp((double)x) on a sweep
+ * of f32 bit patterns, with the special values exact. */
+static void test_vector_exp_tanh_and_erf_are_correctly_rounded_with_exact_special_values(void) {
+    enum { N = 200000 };
+    float *x = malloc(N * sizeof *x), *e = malloc(N * sizeof *e), *t = malloc(N * sizeof *t);
+    float *r = malloc(N * sizeof *r);
+    if (!x || !e || !t || !r) goto out;
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t bits = (uint32_t)((uint64_t)i * 2654435761u * 7u);
+        memcpy(&x[i], &bits, 4);
+    }
+    const float sp[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 88.72f, 88.73f, -87.3f, -103.9f, -104.0f, 1e-30f, -1e-8f, 9.0f};
+    memcpy(x, sp, sizeof sp);
+    tt_host_vexp_f32(x, e, N);
+    tt_host_vtanh_f32(x, t, N);
+    tt_host_verf_f32(x, r, N);
+    int bad = 0;
+    for (int i = 0; i < N && bad < 5; i++) {
+        float we = (float)exp((double)x[i]), wt = (float)tanh((double)x[i]), wr = (float)erf((double)x[i]);
+        bool ok = (isnan(we) ? isnan(e[i]) : memcmp(&we, &e[i], 4) == 0) &&
+                  (isnan(wt) ? isnan(t[i]) : memcmp(&wt, &t[i], 4) == 0) &&
+                  (isnan(wr) ? isnan(r[i]) : memcmp(&wr, &r[i], 4) == 0);
+        if (!ok) {
+            fprintf(stderr, "  x=%a: exp %a want %a, tanh %a want %a, erf %a want %a\n", x[i], e[i], we, t[i], wt,
+                    r[i], wr);
+            bad++;
+        }
+    }
+    TT_CHECK(bad == 0);
+    /* A dense sweep of erf's polynomial / Taylor switch and its tail. */
+    for (int i = 0; i < N; i++) x[i] = (float)(i - N / 2) * (9.0f / N);
+    tt_host_verf_f32(x, r, N);
+    for (int i = 0, nb = 0; i < N && nb < 5; i++) {
+        float wr = (float)erf((double)x[i]);
+        if (memcmp(&wr, &r[i], 4) != 0) {
+            fprintf(stderr, "  erf(%a) = %a want %a\n", x[i], r[i], wr);
+            TT_CHECK(0);
+            nb++;
+        }
+    }
+out:
+    free(r);
+    free(x);
+    free(e);
+    free(t);
+}
+
+/* A fused gelu against libm, so the fused path is also checked against an independent reference. */
+static void test_fused_gelu_matches_the_formula(void) {
+    enum { N = FR * FC };
+    fx = malloc(N * sizeof *fx);
+    float *r = malloc(N * sizeof *r), *t = malloc(N * sizeof *t);
+    if (!fx || !r || !t) goto out;
+    for (int i = 0; i < N; i++) fx[i] = (float)((i * 7919) % 2001 - 1000) / 250.0f;
+    tt_ir_builder *b = tt_ir_builder_create();
+    build_gelu(b);
+    TT_CHECK_OK(run(b, (const void *[]){fx}, (void *[]){r, t}));
+    for (int i = 0; i < N; i++) {
+        float x = fx[i], e = erff(x * 0.70710678f), want = (x * 0.5f) * (1.0f + e);
+        if (!same_f(r[i], want, 1e-6f)) {
+            fprintf(stderr, "  gelu[%d] x=%g: got %.9g want %.9g\n", i, x, r[i], want);
+            TT_CHECK(0);
+            break;
+        }
+    }
+out:
+    free(fx);
+    free(r);
+    free(t);
+}
+
+int main(void) {
+    static const tt_test_case cases[] = {
+        {"fused elementwise groups equal the unfused interpreter bit for bit",
+         test_fused_elementwise_groups_equal_the_unfused_interpreter_bit_for_bit},
+        {"fused gelu matches the formula", test_fused_gelu_matches_the_formula},
+        {"vector exp, tanh and erf are correctly rounded with exact special values",
+         test_vector_exp_tanh_and_erf_are_correctly_rounded_with_exact_special_values},
+        {"results are written directly unless they alias", test_results_are_written_directly_unless_they_alias},
+        {"row blocks update an input in place like the whole program",
+         test_row_blocks_update_an_input_in_place_like_the_whole_program},
+        {"row reductions over the last dim take the lane kernels",
+         test_row_reductions_over_the_last_dim_take_the_lane_kernels},
+        {"the planners fuse whole chains and find row blocks", test_the_planners_fuse_whole_chains_and_find_row_blocks},
+        {NULL, NULL},
+    };
+    int rc = tt_test_run(cases);
+    tt_driver_destroy(D);
+    return rc;
+}
