@@ -393,6 +393,26 @@ static void test_embedding_bag_mean_with_an_empty_bag(void) {
     r_end(&r);
 }
 
+static void test_pool3d_max_and_avg(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg mx[6] = {r_tensor(&r, TT_F32, 5, DIMS(1, 1, 2, 2, 2), VALS(0, 1, 2, 3, 4, 5, 6, -1)), r_ints(1, DIMS(2)),
+                    r_ints(0, NULL), r_ints(1, DIMS(0)), r_ints(1, DIMS(1)), r_bool(false)};
+    TT_CHECK(r_exec(&r, "aten::max_pool3d_with_indices", mx, 6, 2) == TT_OK);
+    r_expect(&r, 0, TT_F32, 5, DIMS(1, 1, 1, 1, 1), VALS(6), 0);
+    r_expect(&r, 1, TT_I64, 5, DIMS(1, 1, 1, 1, 1), VALS(6), 0);
+    r_end(&r);
+    r_begin(&r);
+    tt_arg av[7] = {r_tensor(&r, TT_F32, 5, DIMS(1, 1, 2, 2, 2), VALS(0, 1, 2, 3, 4, 5, 6, -1)), r_ints(1, DIMS(2)),
+                    r_ints(1, DIMS(1)), r_ints(1, DIMS(1)), r_bool(false), r_bool(false), r_none()};
+    TT_CHECK(r_exec(&r, "aten::avg_pool3d", av, 7, 1) == TT_OK);
+    r_expect(&r, 0, TT_F32, 5, DIMS(1, 1, 3, 3, 3),
+             VALS(0.0, 0.5, 1.0, 1.0, 1.5, 2.0, 2.0, 2.5, 3.0, 2.0, 2.5, 3.0, 3.0, 2.5, 2.0, 4.0, 2.5, 1.0, 4.0, 4.5, 5.0,
+                  5.0, 3.5, 2.0, 6.0, 2.5, -1.0),
+             1e-6);
+    r_end(&r);
+}
+
 int main(void) {
     static const tt_test_case cases[] = {
         {"bilinear upsample matches PyTorch", test_bilinear_upsample_matches_pytorch},
@@ -408,6 +428,7 @@ int main(void) {
         {"norm overloads forward to vector_norm", test_norm_overloads_forward_to_vector_norm},
         {"searchsorted, isin and masked_scatter", test_searchsorted_isin_and_masked_scatter},
         {"embedding_bag mean with an empty bag", test_embedding_bag_mean_with_an_empty_bag},
+        {"pool3d max and avg", test_pool3d_max_and_avg},
         {NULL, NULL},
     };
     return tt_test_run(cases);

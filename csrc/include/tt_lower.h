@@ -167,6 +167,7 @@ extern const tt_lower_entry tt_lower_table_activation[]; /* activation.c (elemen
 extern const tt_lower_entry tt_lower_table_resample[];   /* resample.c: upsample, reflection/replication pad */
 extern const tt_lower_entry tt_lower_table_special[];    /* special.c: glu, log_sigmoid, polygamma, cross, norm */
 extern const tt_lower_entry tt_lower_table_search[];     /* search.c: searchsorted, bucketize, isin, masked_scatter */
+extern const tt_lower_entry tt_lower_table_pool[];       /* pool.c: max_pool3d_with_indices, avg_pool3d */
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,7 @@ static const tt_lower_entry *const tt_lower_families[] = {
     tt_lower_table_elementwise, tt_lower_table_reduce, tt_lower_table_shape, tt_lower_table_matmul,
     tt_lower_table_conv,        tt_lower_table_index,  tt_lower_table_nn,    tt_lower_table_random,
     tt_lower_table_sort,        tt_lower_table_creation, tt_lower_table_activation, tt_lower_table_dynamic,
-    tt_lower_table_resample, tt_lower_table_special, tt_lower_table_search,
+    tt_lower_table_resample, tt_lower_table_special, tt_lower_table_search, tt_lower_table_pool,
 };
 #define TT_LOWER_N_FAMILIES (sizeof tt_lower_families / sizeof tt_lower_families[0])
 
