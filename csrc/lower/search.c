@@ -1,6 +1,6 @@
 /* search.c — lowerings that compare every element with a list: searchsorted, bucketize, isin, masked_scatter
  * (whose "n-th true element takes source[n]" is a cumulative sum and a gather), and embedding_bag (bags found by
- * comparing positions with offsets, reduced with scatters), embedding_renorm.
+ * comparing positions with offsets, reduced with scatters), segment_reduce (the same way), embedding_renorm.
  *
  * searchsorted / bucketize count the boundaries on the "before" side of each value instead of a binary search:
  * for a sorted sequence the predicate is monotone, so the count is the binary search's answer (PyTorch's
@@ -416,6 +416,76 @@ static tt_status tt_lower_embedding_renorm(tt_lower_ctx *ctx, const tt_arg *args
     return tt_ir_builder_status(b);
 }
 
+/* segment_reduce(data, reduce, *, lengths, indices, offsets, axis, unsafe, initial) with 1-d lengths or offsets
+ * along axis 0: each segment starts from `initial` (or the reduction's identity) and takes its rows with a
+ * scatter; mean divides by the length, and an empty segment's mean is `initial` (NaN without one). */
+static tt_status tt_lower_segment_reduce(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                                         int32_t nouts) {
+    (void)nouts;
+    tt_ir_builder *b = ctx->b;
+    tt_ir_type dt = sr_type(ctx, args[0].value);
+    if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
+    const char *red = args[1].kind == TT_ARG_STRING ? args[1].s : NULL;
+    bool has_len = nargs > 2 && args[2].kind == TT_ARG_TENSOR, has_off = nargs > 4 && args[4].kind == TT_ARG_TENSOR;
+    bool has_idx = nargs > 3 && args[3].kind == TT_ARG_TENSOR;
+    int64_t axis = nargs > 5 && args[5].kind == TT_ARG_INT ? args[5].i : 0;
+    bool has_init = nargs > 7 && args[7].kind == TT_ARG_SCALAR;
+    if (!red || has_len == has_off || has_idx || axis != 0 || dt.rank < 1 || !tt_dtype_is_float(dt.dtype))
+        return sr_unsupported(ctx, "segment_reduce");
+    tt_ir_reduce_kind kind;
+    bool mean = false;
+    double ident;
+    if (strcmp(red, "sum") == 0) kind = TT_REDUCE_ADD, ident = 0.0;
+    else if (strcmp(red, "mean") == 0) kind = TT_REDUCE_ADD, ident = 0.0, mean = true;
+    else if (strcmp(red, "prod") == 0) kind = TT_REDUCE_MUL, ident = 1.0;
+    else if (strcmp(red, "max") == 0) kind = TT_REDUCE_MAX, ident = -INFINITY;
+    else if (strcmp(red, "min") == 0) kind = TT_REDUCE_MIN, ident = INFINITY;
+    else return sr_unsupported(ctx, "segment_reduce reduction");
+    tt_ir_value seg_arg = has_len ? args[2].value : args[4].value;
+    tt_ir_type st = sr_type(ctx, seg_arg);
+    if (st.rank != 1 || !tt_dtype_is_int(st.dtype)) return sr_unsupported(ctx, "segment_reduce lengths");
+    int64_t S = has_len ? st.dims[0] : st.dims[0] - 1, N = dt.dims[0];
+    if (S < 1 || N < 1) return sr_unsupported(ctx, "segment_reduce sizes");
+    tt_dtype cdt = tt_lower_opmath(dt.dtype);
+    /* segment starts: exclusive cumsum of lengths, or offsets[0..S) */
+    tt_ir_value starts, lens;
+    tt_ir_value sv = tt_ir_convert(b, seg_arg, TT_I64);
+    if (has_len) {
+        lens = sv;
+        starts = tt_ir_binary(b, TT_OP_SUBTRACT, tt_ir_cumulative(b, TT_REDUCE_ADD, sv, 0, false), sv);
+    } else {
+        int64_t a0 = 0, a1 = S, b0 = 1, b1 = S + 1;
+        starts = tt_ir_slice(b, sv, &a0, &a1, NULL);
+        lens = tt_ir_binary(b, TT_OP_SUBTRACT, tt_ir_slice(b, sv, &b0, &b1, NULL), starts);
+    }
+    /* segment of row i: number of starts[1..S) <= i */
+    tt_ir_value seg;
+    if (S == 1) {
+        seg = tt_lower_full(ctx, TT_I64, 1, &N, 0.0);
+    } else {
+        int64_t one = 1, lim = S, dims[2] = {N, S - 1}, m1 = 1;
+        tt_ir_value later = tt_ir_slice(b, starts, &one, &lim, NULL);
+        tt_ir_value le = tt_ir_compare(b, TT_CMP_LE, tt_ir_broadcast_in_dim(b, later, 2, dims, &m1),
+                                       tt_ir_iota(b, TT_I64, 2, dims, 0));
+        seg = tt_ir_reduce(b, TT_REDUCE_ADD, tt_ir_convert(b, le, TT_I64), 1, &m1);
+    }
+    int64_t od[TT_MAX_RANK];
+    memcpy(od, dt.dims, sizeof od);
+    od[0] = S;
+    tt_ir_value init = has_init ? tt_lower_arg(ctx, &args[7], cdt) : tt_lower_const(ctx, cdt, ident);
+    tt_ir_value acc = eb_scatter_rows(ctx, tt_ir_broadcast_in_dim(b, init, dt.rank, od, NULL), seg,
+                                      tt_ir_convert(b, args[0].value, cdt), kind);
+    if (mean) {
+        int64_t m0 = 0;
+        tt_ir_value l = tt_ir_broadcast_in_dim(b, tt_ir_convert(b, lens, cdt), dt.rank, od, &m0);
+        tt_ir_value empty = tt_ir_compare(b, TT_CMP_EQ, l, tt_lower_like(ctx, l, 0.0));
+        tt_ir_value fill = has_init ? tt_ir_broadcast_in_dim(b, init, dt.rank, od, NULL) : tt_lower_like(ctx, l, NAN);
+        acc = tt_ir_select(b, empty, fill, tt_ir_binary(b, TT_OP_DIVIDE, acc, l));
+    }
+    outs[0] = tt_ir_convert(b, acc, dt.dtype);
+    return tt_ir_builder_status(b);
+}
+
 static tt_status tt_lower_embedding_bag(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                         int32_t nouts) {
     return eb_lower(ctx, args, nargs, outs, nouts, false);
@@ -435,6 +505,7 @@ const tt_lower_entry tt_lower_table_search[] = {
     {"aten::isin.Scalar_Tensor", tt_lower_isin},
     {"aten::masked_scatter", tt_lower_masked_scatter},
     {"aten::embedding_renorm", tt_lower_embedding_renorm},
+    {"aten::segment_reduce", tt_lower_segment_reduce},
     {"aten::_embedding_bag", tt_lower_embedding_bag},
     {"aten::_embedding_bag_forward_only", tt_lower_embedding_bag_forward_only},
     {NULL, NULL},

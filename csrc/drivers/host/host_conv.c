@@ -16,17 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A, int64_t a_bs,
-                           int64_t a_rs, int64_t a_cs, const float *B, int64_t b_bs, int64_t b_rs, int64_t b_cs,
-                           float *C, int64_t c_bs, int64_t ldc, tt_precision prec);
-tt_status tt_host_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K, const double *A, int64_t a_bs,
-                           const double *B, int64_t b_bs, double *C, int64_t c_bs, int64_t ldc);
-tt_status tt_host_gemm_i64(int64_t batch, int64_t M, int64_t N, int64_t K, const int64_t *A, int64_t a_bs,
-                           const int64_t *B, int64_t b_bs, int64_t *C, int64_t c_bs, int64_t ldc);
-void tt_host_load_row(tt_dtype dt, const void *src, int64_t off, int64_t stride, int64_t n, tt_dtype to,
-                      void *dst);
-void tt_host_store_row(tt_dtype from, const void *src, int64_t n, tt_dtype dt, void *dst, int64_t off);
-int tt_host_compute_dtype(tt_dtype dt);
 
 #define COL_BUDGET_BYTES ((int64_t)8 << 20) /* im2col scratch per batched GEMM call: stays cache-warm */
 

@@ -21,6 +21,23 @@ tt_status tt_host_convolution(const tt_ir_program *p, const tt_ir_node *node, co
 /* reduce_window with the node's attributes. */
 tt_status tt_host_reduce_window(const tt_ir_program *p, const tt_ir_node *node, const void *x, void *out);
 
+/* GEMMs shared by dot_general and convolution (host_matmul_gemm.c): C[b] = A[b] . B[b] for row-major panels;
+ * f32 operands follow the TPU precision modes (DEFAULT one bf16 pass, HIGH 3, HIGHEST 6, FP32 exact). */
+tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A, int64_t a_bs,
+                           int64_t a_rs, int64_t a_cs, const float *B, int64_t b_bs, int64_t b_rs, int64_t b_cs,
+                           float *C, int64_t c_bs, int64_t ldc, tt_precision prec);
+tt_status tt_host_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K, const double *A, int64_t a_bs,
+                           const double *B, int64_t b_bs, double *C, int64_t c_bs, int64_t ldc);
+tt_status tt_host_gemm_i64(int64_t batch, int64_t M, int64_t N, int64_t K, const int64_t *A, int64_t a_bs,
+                           const int64_t *B, int64_t b_bs, int64_t *C, int64_t c_bs, int64_t ldc);
+/* Typed row loads/stores through the compute dtype (host_matmul.c). */
+void tt_host_load_row(tt_dtype dt, const void *src, int64_t off, int64_t stride, int64_t n, tt_dtype to,
+                      void *dst);
+void tt_host_store_row(tt_dtype from, const void *src, int64_t n, tt_dtype dt, void *dst, int64_t off);
+int tt_host_compute_dtype(tt_dtype dt);
+/* Whether the CPU has a feature ("avx512bf16", "avx512f", "avx2") and TORCHTPU_HOST_ISA allows it (host_pool.c). */
+int tt_host_cpu_has(const char *feature);
+
 /* Thread pool: runs fn over [0, n) split into chunks of at least grain, on all worker threads plus the caller.
  * Runs inline when n <= grain or when called from inside a pool task. */
 typedef void (*tt_host_range_fn)(void *user, int64_t begin, int64_t end);

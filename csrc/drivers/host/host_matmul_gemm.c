@@ -27,7 +27,6 @@
 #include <immintrin.h>
 #endif
 
-int tt_host_cpu_has(const char *feature);
 tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A, int64_t a_bs,
                            int64_t a_rs, int64_t a_cs, const float *B, int64_t b_bs, int64_t b_rs, int64_t b_cs,
                            float *C, int64_t c_bs, int64_t ldc, tt_precision prec);

@@ -20,7 +20,6 @@
 #endif
 
 /* Used by the kernels in host_matmul_gemm.c; not declared in host_kernels.h (owned by another worker). */
-int tt_host_cpu_has(const char *feature);
 
 #define POOL_MAX_THREADS 256
 
