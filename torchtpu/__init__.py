@@ -46,13 +46,12 @@ from ._metrics import metrics, reset_metrics  # noqa: E402
 from ._modes import get_eager_mode, set_eager_mode, eager_mode, EagerMode  # noqa: E402
 
 if _fresh:
-    # nn.Module.to("tpu") would otherwise give every module its own Parameter (PyTorch only assigns .data across
-    # CPU/CUDA-like devices), silently untying shared weights (embeddings tied to LM heads). Swapping keeps the
-    # Parameter objects, as .data assignment does on CUDA.
-    _torch.__future__.set_swap_module_params_on_conversion(True)
     _torch.utils.rename_privateuse1_backend(_BACKEND)
     _torch._register_device_module(_BACKEND, _tpu_module)
     _torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
+    from . import _module  # noqa: E402
+
+    _module.keep_parameters_on_device_moves()
     _C.register_lowered_kernels()
     from . import _decomp  # noqa: E402
 

@@ -85,9 +85,9 @@ tt_rt_tensor view_of(const at::Tensor& t) {
 struct TpuAllocator final : public c10::DeviceAllocator {
     static void release(void* ctx) { tt_rt_storage_release(static_cast<tt_rt_storage*>(ctx)); }
 
-    at::DataPtr allocate(size_t nbytes) override {
+    at::DataPtr allocate(size_t nbytes) override { return allocate_on(current_device(), nbytes); }
+    static at::DataPtr allocate_on(c10::DeviceIndex dev, size_t nbytes) {
         ensure_init();
-        c10::DeviceIndex dev = current_device();
         tt_rt_storage* s = nullptr;
         tt_status st = tt_rt_storage_create(dev, nbytes, &s);
         if (st != TT_OK) raise_status(st, "");
@@ -133,6 +133,23 @@ static TpuAllocator g_allocator;
 REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_allocator);
 c10::Allocator* tpu_allocator() { return &g_allocator; }
 
+// The same allocator bound to one device, so allocating for tpu:d never changes the thread's current device.
+struct TpuDeviceAllocator final : public c10::Allocator {
+    c10::DeviceIndex device = 0;
+    at::DataPtr allocate(size_t nbytes) override { return TpuAllocator::allocate_on(device, nbytes); }
+    at::DeleterFnPtr raw_deleter() const override { return nullptr; }
+    void copy_data(void* d, const void* s, std::size_t n) const override { g_allocator.copy_data(d, s, n); }
+};
+
+c10::Allocator* tpu_allocator_for(c10::DeviceIndex d) {
+    static TpuDeviceAllocator per_device[64];
+    ensure_init();
+    TORCH_CHECK(d >= 0 && d < tt_rt_device_count() && d < 64, "Invalid device index tpu:", int(d), "; there are ",
+                tt_rt_device_count(), " tpu devices (TORCHTPU_HOST_DEVICES)");
+    per_device[d].device = d;
+    return &per_device[d];
+}
+
 // ---- device guard ----------------------------------------------------------------------------------------
 struct TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     static constexpr c10::DeviceType kType = c10::DeviceType::PrivateUse1;
@@ -169,7 +186,10 @@ struct TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
         if (!*event) *event = reinterpret_cast<void*>(1);
     }
     void block(void*, const c10::Stream&) const override {}
-    bool queryEvent(void*) const override { return tt_rt_synchronize(-1) == TT_OK; }
+    bool queryEvent(void*) const override {  // completes the queue; a queued error is raised, not dropped
+        TT_CHECK(tt_rt_synchronize(-1));
+        return true;
+    }
     void synchronizeEvent(void*) const override { TT_CHECK(tt_rt_synchronize(-1)); }
 };
 
@@ -177,20 +197,27 @@ C10_REGISTER_GUARD_IMPL(PrivateUse1, TpuGuardImpl);
 
 // ---- generators: one per device; seeding one seeds the core's counter-based RNG ------------------------------
 struct TpuGenerator final : public at::CPUGeneratorImpl {
-    explicit TpuGenerator(c10::DeviceIndex d) : at::CPUGeneratorImpl(67280421310721ull) {
+    // is_default: the device's default generator, whose seed is the device's RNG stream. Private generators
+    // (torch.Generator("tpu")) keep their own seed; random ops do not read a generator= argument yet.
+    TpuGenerator(c10::DeviceIndex d, bool is_default) : at::CPUGeneratorImpl(67280421310721ull), is_default_(is_default) {
         device_ = c10::Device(c10::DeviceType::PrivateUse1, d);
         key_set_ = c10::DispatchKeySet(c10::DispatchKey::PrivateUse1);
     }
     void set_current_seed(uint64_t seed) override {
         at::CPUGeneratorImpl::set_current_seed(seed);
-        tt_rt_manual_seed(device_.index(), seed);
+        if (is_default_) tt_rt_manual_seed(device_.index(), seed);
     }
-    uint64_t current_seed() const override { return tt_rt_initial_seed(device_.index()); }
+    uint64_t current_seed() const override {
+        return is_default_ ? tt_rt_initial_seed(device_.index()) : at::CPUGeneratorImpl::current_seed();
+    }
     uint64_t seed() override {
         uint64_t s = c10::detail::getNonDeterministicRandom();
         set_current_seed(s);
         return s;
     }
+
+  private:
+    bool is_default_;
 };
 
 static const at::Generator& default_generator(c10::DeviceIndex d) {
@@ -198,7 +225,7 @@ static const at::Generator& default_generator(c10::DeviceIndex d) {
     static std::once_flag once;
     std::call_once(once, [] {
         ensure_init();
-        for (int i = 0; i < tt_rt_device_count(); i++) gens.push_back(at::make_generator<TpuGenerator>(i));
+        for (int i = 0; i < tt_rt_device_count(); i++) gens.push_back(at::make_generator<TpuGenerator>(i, true));
     });
     if (d < 0) d = current_device();
     TORCH_CHECK(d < (c10::DeviceIndex)gens.size(), "no tpu device ", int(d));
@@ -208,11 +235,21 @@ static const at::Generator& default_generator(c10::DeviceIndex d) {
 // ---- hooks --------------------------------------------------------------------------------------------------
 struct TpuHooks final : public at::PrivateUse1HooksInterface {
     bool isBuilt() const override { return true; }
-    bool isAvailable() const override { return deviceCount() > 0; }
+    bool isAvailable() const override {
+        try {
+            return deviceCount() > 0;
+        } catch (...) {
+            return false;  // a misconfigured runtime means "no tpu", not an exception in accelerator probes
+        }
+    }
     bool hasPrimaryContext(c10::DeviceIndex) const override { return true; }
     void init() const override { ensure_init(); }
     c10::DeviceIndex deviceCount() const override {
-        ensure_init();
+        try {
+            ensure_init();
+        } catch (...) {
+            return 0;  // the start-up error is raised by the first real use of the device
+        }
         return (c10::DeviceIndex)tt_rt_device_count();
     }
     void setCurrentDevice(c10::DeviceIndex d) const override { set_current_device(d); }
@@ -225,7 +262,7 @@ struct TpuHooks final : public at::PrivateUse1HooksInterface {
     c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex d) const override { return exchangeDevice(d); }
     const at::Generator& getDefaultGenerator(c10::DeviceIndex d) const override { return default_generator(d); }
     at::Generator getNewGenerator(c10::DeviceIndex d) const override {
-        return at::make_generator<TpuGenerator>(d < 0 ? current_device() : d);
+        return at::make_generator<TpuGenerator>(d < 0 ? current_device() : d, false);
     }
     at::Device getDeviceFromPtr(void*) const override { return at::Device(c10::DeviceType::PrivateUse1, current_device()); }
     bool isPinnedPtr(const void*) const override { return false; }
@@ -233,11 +270,7 @@ struct TpuHooks final : public at::PrivateUse1HooksInterface {
     // Grows or shrinks a storage: a new allocation on the same device, the old bytes copied in the device order.
     void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override {
         c10::StorageImpl* impl = storage.unsafeGetStorageImpl();
-        c10::DeviceIndex dev = impl->device().index();
-        c10::DeviceIndex old_dev = current_device();
-        tls_device = dev;
-        at::DataPtr fresh = g_allocator.allocate(newsize);
-        tls_device = old_dev;
+        at::DataPtr fresh = TpuAllocator::allocate_on(impl->device().index(), newsize);
         size_t keep = std::min(newsize, impl->nbytes());
         auto* src = static_cast<tt_rt_storage*>(impl->data_ptr().get_context());
         auto* dst = static_cast<tt_rt_storage*>(fresh.get_context());

@@ -133,8 +133,10 @@ static bool find_functional(const std::string& base, const std::string& prefer_o
         if (!h) continue;
         const auto& fs = h->schema();
         if (fs.arguments().size() < n) continue;
-        bool same = true;
-        for (size_t i = 0; i < n && same; i++) same = fs.arguments()[i].name() == schema.arguments()[i].name();
+        bool same = true;  // same names and the same kinds (add.out is add.Tensor, not add.Scalar)
+        for (size_t i = 0; i < n && same; i++)
+            same = fs.arguments()[i].name() == schema.arguments()[i].name() &&
+                   arg_kind_of(fs.arguments()[i].real_type()) == arg_kind_of(schema.arguments()[i].real_type());
         for (size_t i = n; i < fs.arguments().size() && same; i++)
             same = fs.arguments()[i].kwarg_only() && fs.arguments()[i].type()->kind() == c10::TypeKind::OptionalType;
         if (!same) continue;
@@ -407,6 +409,7 @@ struct TraceEntry {
 
 struct Trace {
     tt_ir_builder* b = nullptr;
+    std::string unsupported;  // why the traced function cannot be one program (reported by trace_end)
     std::unordered_map<const c10::StorageImpl*, std::vector<TraceEntry>> produced;
     std::vector<at::Tensor> keep;  // tensors whose storages are keys above
 };
@@ -465,6 +468,13 @@ static void trace_record(Trace& tr, const tt_ir_program* prog, const OpBuild& ob
         tt_dtype dt;
         to_tt_dtype(t.scalar_type(), &dt);
         auto& entries = tr.produced[t.storage().unsafeGetStorageImpl()];
+        // A write into part of a tensor the trace already knows (y[0] = 5) would need a dynamic_update_slice of
+        // the base; until tracing records that, refuse rather than return a program that drops the write.
+        bool partial = false;
+        for (const auto& e : entries)
+            partial = partial || !same_view(e, t, dt);
+        if (partial && tr.unsupported.empty())
+            tr.unsupported = "it writes into part of a tensor (an in-place op on a view, e.g. y[0] = 5)";
         entries.push_back({std::vector<int64_t>(t.sizes().begin(), t.sizes().end()),
                            std::vector<int64_t>(t.strides().begin(), t.strides().end()), t.storage_offset(), dt,
                            outs[j]});
@@ -490,11 +500,18 @@ void trace_abort() {
     g_trace = nullptr;
 }
 
+void trace_note_host_write() {
+    if (g_trace && g_trace->unsupported.empty())
+        g_trace->unsupported = "it copies host data into a tpu tensor inside the function";
+}
+
 std::string trace_end(const std::vector<at::Tensor>& outputs) {
     TORCH_CHECK(g_trace, "stablehlo: no trace is running");
     Trace& tr = *g_trace;
     std::string text;
     try {
+        TORCH_CHECK_NOT_IMPLEMENTED(tr.unsupported.empty(), "stablehlo: cannot trace this function as one program: ",
+                                    tr.unsupported, "; pass such tensors in as arguments instead");
         for (const auto& t : outputs) {
             TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "stablehlo: outputs must be tpu tensors");
             tt_ir_builder_add_output(tr.b, trace_value_of(tr, t));
@@ -516,8 +533,10 @@ std::string trace_end(const std::vector<at::Tensor>& outputs) {
 }
 
 static void launch(OpBuild& ob, const std::vector<at::Tensor>& results, const char* name) {
-    tt_ir_program* prog = nullptr;
-    TT_CHECK(tt_ir_builder_finish(ob.ctx.b, &prog));
+    tt_ir_program* raw = nullptr;
+    TT_CHECK(tt_ir_builder_finish(ob.ctx.b, &raw));
+    std::unique_ptr<tt_ir_program, void (*)(tt_ir_program*)> owned(raw, tt_ir_program_destroy);
+    tt_ir_program* prog = raw;
     std::vector<tt_rt_arg> rargs(prog->n_params);
     for (auto& [idx, t] : ob.tensor_params) {
         rargs[idx].kind = TT_RT_ARG_TENSOR;
@@ -532,17 +551,9 @@ static void launch(OpBuild& ob, const std::vector<at::Tensor>& results, const ch
     std::vector<tt_rt_tensor> rres;
     rres.reserve(results.size());
     for (auto& t : results) rres.push_back(view_of(t));
-    if (g_trace) {
-        try {
-            trace_record(*g_trace, prog, ob, results);
-        } catch (...) {
-            tt_ir_program_destroy(prog);
-            throw;
-        }
-    }
+    if (g_trace) trace_record(*g_trace, prog, ob, results);
     tt_status st = tt_rt_launch(ob.device, prog, rargs.data(), (int32_t)rargs.size(), rres.data(),
                                 (int32_t)rres.size(), name);
-    tt_ir_program_destroy(prog);
     if (st != TT_OK) raise_status(st, "");
 }
 
@@ -585,7 +596,8 @@ static void prepare_index_lists(const Plan& plan, torch::jit::Stack* stack, size
     }
 }
 
-// Runs the op natively; false means "not handled here" (fall back) with the stack untouched.
+// Runs the op natively; false means "not handled here" (fall back). The stack is untouched then, except that index
+// lists may have been rewritten by prepare_index_lists into an equivalent form.
 static bool run_native(const Plan& plan, torch::jit::Stack* stack) {
     const size_t n_args = plan.n_inputs + (plan.kind == PlanKind::Out ? plan.targets.size() : 0);
     const size_t first = stack->size() - n_args;
@@ -716,15 +728,17 @@ int register_lowered_kernels() {
             !h->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional))
             continue;  // reaches the fallback anyway
         // Ops that move tensors between devices (a tensor and a Device argument, like _to_copy) keep their
-        // composite: it allocates on the target device and copies.
-        bool tensor_in = false, device_in = false;
+        // composite: it allocates on the target device and copies. So do ops with a memory_format (clone): their
+        // composite allocates the requested layout; lowered results are always row-major.
+        bool tensor_in = false, device_in = false, layout_in = false;
         for (const auto& arg : h->schema().arguments()) {
             c10::TypePtr t = arg.real_type();
             if (t->kind() == c10::TypeKind::OptionalType) t = t->containedType(0);
             tensor_in = tensor_in || t->kind() == c10::TypeKind::TensorType;
             device_in = device_in || t->kind() == c10::TypeKind::DeviceObjType;
+            layout_in = layout_in || t->kind() == c10::TypeKind::MemoryFormatType;
         }
-        if (tensor_in && device_in) continue;
+        if ((tensor_in && device_in) || layout_in) continue;
         const Plan& plan = plan_for(*h);
         if (!plan.fn) continue;  // no functional lowering matches: keep PyTorch's composite
         std::string key = name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);

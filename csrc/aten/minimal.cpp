@@ -37,26 +37,14 @@ c10::DeviceIndex device_index_of(std::optional<c10::Device> device) {
 at::Tensor tpu_empty(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype, std::optional<c10::Layout>,
                      std::optional<c10::Device> device, std::optional<bool>,
                      std::optional<c10::MemoryFormat> memory_format) {
-    ensure_init();
-    c10::DeviceIndex idx = device_index_of(device);
-    c10::DeviceIndex old = current_device();
-    set_current_device(idx);
-    at::Tensor t = at::detail::empty_generic(size, tpu_allocator(), kTpuKeys, checked_dtype(dtype),
-                                             memory_format);
-    set_current_device(old);
-    return t;
+    return at::detail::empty_generic(size, tpu_allocator_for(device_index_of(device)), kTpuKeys,
+                                     checked_dtype(dtype), memory_format);
 }
 
 at::Tensor tpu_empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<c10::ScalarType> dtype,
                              std::optional<c10::Layout>, std::optional<c10::Device> device, std::optional<bool>) {
-    ensure_init();
-    c10::DeviceIndex idx = device_index_of(device);
-    c10::DeviceIndex old = current_device();
-    set_current_device(idx);
-    at::Tensor t =
-        at::detail::empty_strided_generic(size, stride, tpu_allocator(), kTpuKeys, checked_dtype(dtype));
-    set_current_device(old);
-    return t;
+    return at::detail::empty_strided_generic(size, stride, tpu_allocator_for(device_index_of(device)), kTpuKeys,
+                                             checked_dtype(dtype));
 }
 
 at::Tensor tpu_as_strided(const at::Tensor& self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
@@ -69,6 +57,9 @@ const at::Tensor& tpu_resize_(const at::Tensor& self, c10::SymIntArrayRef size,
                               std::optional<c10::MemoryFormat> memory_format) {
     at::IntArrayRef sizes = c10::asIntArrayRefUnchecked(size);
     auto* impl = self.unsafeGetTensorImpl();
+    TORCH_CHECK(!memory_format || *memory_format != c10::MemoryFormat::Preserve,
+                "Unsupported memory format Preserve for resize_");
+    if (self.sizes() == sizes && !memory_format) return self;  // same size: keep the strides (PyTorch does)
     int64_t numel = 1;
     for (auto s : sizes) {
         TORCH_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
@@ -76,10 +67,8 @@ const at::Tensor& tpu_resize_(const at::Tensor& self, c10::SymIntArrayRef size,
     }
     size_t need = (size_t)(numel + self.storage_offset()) * self.dtype().itemsize();
     if (need > self.storage().nbytes()) {
-        c10::DeviceIndex old = current_device();
-        set_current_device(self.device().index());
+        TORCH_CHECK(self.storage().resizable(), "Trying to resize storage that is not resizable");
         at::detail::getPrivateUse1Hooks().resizePrivateUse1Bytes(self.storage(), need);
-        set_current_device(old);
     }
     impl->set_sizes_contiguous(sizes);
     if (memory_format && *memory_format != c10::MemoryFormat::Preserve)
@@ -105,6 +94,7 @@ void copy_tpu_to_cpu(const at::Tensor& src, const at::Tensor& dst) {
 
 // src (cpu) -> dst (tpu): convert and lay out on the host, upload, and place into dst's view on the device.
 void copy_cpu_to_tpu(const at::Tensor& src, const at::Tensor& dst) {
+    trace_note_host_write();
     at::Tensor host = src.to(dst.scalar_type()).expand(dst.sizes()).contiguous();
     size_t nbytes = (size_t)host.numel() * host.element_size();
     if (nbytes == 0) return;
@@ -156,16 +146,33 @@ c10::Scalar tpu_local_scalar_dense(const at::Tensor& self) {
     return host.item();
 }
 
+// PyTorch's set_ grows a too-small storage by copying raw addresses (CPU semantics); grow it through the device
+// (ordered with queued work) first, so set_ itself only sets metadata.
+void grow_storage_for(const c10::Storage& st, int64_t offset, at::IntArrayRef size, at::IntArrayRef stride,
+                      size_t itemsize) {
+    int64_t extent = 1;
+    for (size_t i = 0; i < size.size(); i++) {
+        if (size[i] == 0) return;
+        extent += (size[i] - 1) * stride[i];
+    }
+    size_t need = (size_t)(offset + extent) * itemsize;
+    if (need > st.nbytes()) {
+        TORCH_CHECK(st.resizable(), "Trying to resize storage that is not resizable");
+        at::detail::getPrivateUse1Hooks().resizePrivateUse1Bytes(st, need);
+    }
+}
 at::Tensor& tpu_set_source_storage(at::Tensor& self, c10::Storage src) {
     return at::cpu::set_(self, src);
 }
 at::Tensor& tpu_set_source_storage_offset(at::Tensor& self, c10::Storage src, c10::SymInt offset,
                                           c10::SymIntArrayRef size, c10::SymIntArrayRef stride) {
+    grow_storage_for(src, offset.guard_int(__FILE__, __LINE__), c10::asIntArrayRefUnchecked(size),
+                     c10::asIntArrayRefUnchecked(stride), self.dtype().itemsize());
     return at::cpu::set__symint(self, src, offset, size, stride);
 }
 at::Tensor& tpu_set_source_tensor(at::Tensor& self, const at::Tensor& src) { return at::native::set_tensor_(self, src); }
 at::Tensor& tpu_set_empty(at::Tensor& self) {
-    c10::Storage storage(c10::Storage::use_byte_size_t(), 0, tpu_allocator(), true);
+    c10::Storage storage(c10::Storage::use_byte_size_t(), 0, tpu_allocator_for(self.device().index()), true);
     return at::cpu::set_(self, storage);
 }
 

@@ -32,11 +32,15 @@ c10::ScalarType to_torch_dtype(tt_dtype dt);
 tt_rt_storage* storage_of(const at::Tensor& t);  // the core storage behind a tpu tensor (may be NULL if 0 bytes)
 tt_rt_tensor view_of(const at::Tensor& t);       // storage + offset + sizes + strides
 
-c10::Allocator* tpu_allocator();
+c10::Allocator* tpu_allocator();                       // allocates on the current device
+c10::Allocator* tpu_allocator_for(c10::DeviceIndex d);  // allocates on device d (a process-lifetime object)
 at::Tensor empty_tpu(at::IntArrayRef sizes, c10::ScalarType dtype, c10::DeviceIndex device);
 
 // Writes src (any tpu tensor on the same device; dtype converted, broadcast) into the view dst.
 void launch_assign(const at::Tensor& src, const at::Tensor& dst);
+
+// Tracing (torchtpu.stablehlo): a host write into a device tensor cannot be part of the traced program.
+void trace_note_host_write();
 
 // Matmul precision in force for new lowerings (TT_PRECISION_FP32 until the precision API lands).
 tt_precision current_precision();

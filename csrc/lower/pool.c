@@ -77,7 +77,7 @@ static bool po_parse(tt_lower_ctx *ctx, const tt_ir_type *t, int32_t S, const tt
         if (!ok) break;
         q->in[i] = t->dims[t->rank - S + i];
         q->out[i] = po_out_size(q->in[i], q->k[i], q->p[i], q->s[i], q->d[i], q->ceil);
-        ok = q->out[i] >= 1;
+        ok = q->out[i] >= 1 && (is_max || q->in[i] >= q->k[i]); /* avg_pool3d: "input image smaller than kernel" */
     }
     if (!ok) po_unsupported(ctx, "pool3d arguments");
     return ok;
@@ -272,6 +272,7 @@ static tt_ir_value po_divisor(tt_lower_ctx *ctx, const po_params *q, bool cip, c
         map[i] = r - S + i;
     }
     tt_ir_value c = acc == TT_F64 ? tt_ir_constant(ctx->b, TT_F64, S, cd, dv) : tt_ir_constant(ctx->b, TT_F32, S, cd, fv);
+    if (acc == TT_I64) c = tt_ir_convert(ctx->b, c, TT_I64); /* small integers: exact in f32 */
     free(dv);
     free(fv);
     return tt_ir_broadcast_in_dim(ctx->b, c, r, oshape, map);
@@ -286,7 +287,7 @@ static tt_status tt_lower_avg_pool3d(tt_lower_ctx *ctx, const tt_arg *args, int3
     const int32_t S = 3;
     tt_ir_type t = po_type(ctx, args[0].value);
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
-    if (!tt_dtype_is_float(t.dtype)) return po_unsupported(ctx, "avg_pool3d");
+    if (!tt_dtype_is_float(t.dtype) && t.dtype != TT_I64) return po_unsupported(ctx, "avg_pool3d");
     if (args[6].kind == TT_ARG_INT && args[6].i == 0)
         return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "divisor must be not zero");
     po_params q;
@@ -327,6 +328,7 @@ static tt_status tt_lower_avg_pool3d(tt_lower_ctx *ctx, const tt_arg *args, int3
         if (st.dims[d] != oshape[d]) cut = true;
     if (cut) sum = tt_ir_slice(b, sum, s0, oshape, NULL);
     tt_ir_value div = po_divisor(ctx, &q, cip, &args[6], acc, r, oshape);
+    /* int64 (PyTorch's one integer avg pool): an int64 sum divided with truncation, as its kernel does */
     outs[0] = tt_ir_convert(b, tt_ir_binary(b, TT_OP_DIVIDE, sum, div), t.dtype);
     return tt_ir_builder_status(b);
 }

@@ -416,9 +416,10 @@ static tt_status tt_lower_embedding_renorm(tt_lower_ctx *ctx, const tt_arg *args
     return tt_ir_builder_status(b);
 }
 
-/* segment_reduce(data, reduce, *, lengths, indices, offsets, axis, unsafe, initial) with 1-d lengths or offsets
- * along axis 0: each segment starts from `initial` (or the reduction's identity) and takes its rows with a
- * scatter; mean divides by the length, and an empty segment's mean is `initial` (NaN without one). */
+/* segment_reduce(data, reduce, *, lengths, indices, offsets, axis, unsafe, initial): lengths / offsets of shape
+ * [B.., S(+1)] segment data's dim axis = len(B) (data [B.., N, R..]). Everything is flattened to rows
+ * [prod(B) * N, prod(R)]; row (b, i) goes to segment b * S + seg(b, i) with a scatter that starts from `initial`
+ * (or the reduction's identity). mean divides by the length; an empty segment's mean is `initial` (else NaN). */
 static tt_status tt_lower_segment_reduce(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                          int32_t nouts) {
     (void)nouts;
@@ -430,7 +431,7 @@ static tt_status tt_lower_segment_reduce(tt_lower_ctx *ctx, const tt_arg *args, 
     bool has_idx = nargs > 3 && args[3].kind == TT_ARG_TENSOR;
     int64_t axis = nargs > 5 && args[5].kind == TT_ARG_INT ? args[5].i : 0;
     bool has_init = nargs > 7 && args[7].kind == TT_ARG_SCALAR;
-    if (!red || has_len == has_off || has_idx || axis != 0 || dt.rank < 1 || !tt_dtype_is_float(dt.dtype))
+    if (!red || has_len == has_off || has_idx || dt.rank < 1 || !tt_dtype_is_float(dt.dtype))
         return sr_unsupported(ctx, "segment_reduce");
     tt_ir_reduce_kind kind;
     bool mean = false;
@@ -443,46 +444,67 @@ static tt_status tt_lower_segment_reduce(tt_lower_ctx *ctx, const tt_arg *args, 
     else return sr_unsupported(ctx, "segment_reduce reduction");
     tt_ir_value seg_arg = has_len ? args[2].value : args[4].value;
     tt_ir_type st = sr_type(ctx, seg_arg);
-    if (st.rank != 1 || !tt_dtype_is_int(st.dtype)) return sr_unsupported(ctx, "segment_reduce lengths");
-    int64_t S = has_len ? st.dims[0] : st.dims[0] - 1, N = dt.dims[0];
-    if (S < 1 || N < 1) return sr_unsupported(ctx, "segment_reduce sizes");
+    if (st.rank < 1 || !tt_dtype_is_int(st.dtype) || axis != st.rank - 1 || axis >= dt.rank)
+        return sr_unsupported(ctx, "segment_reduce lengths");
+    int64_t Bp = 1, R = 1, N = dt.dims[axis], L = st.dims[axis];
+    for (int32_t d = 0; d < axis; d++) {
+        if (st.dims[d] != dt.dims[d]) return sr_unsupported(ctx, "segment_reduce lengths");
+        Bp *= dt.dims[d];
+    }
+    for (int32_t d = (int32_t)axis + 1; d < dt.rank; d++) R *= dt.dims[d];
+    int64_t S = has_len ? L : L - 1;
+    if (S < 1 || N < 1 || Bp < 1 || R < 1) return sr_unsupported(ctx, "segment_reduce sizes");
     tt_dtype cdt = tt_lower_opmath(dt.dtype);
-    /* segment starts: exclusive cumsum of lengths, or offsets[0..S) */
+    /* per batch row: segment starts (exclusive cumsum of lengths, or offsets[..S)) and lengths, as [Bp, S] */
+    int64_t bl[2] = {Bp, L};
+    tt_ir_value sv = tt_ir_reshape(b, tt_ir_convert(b, seg_arg, TT_I64), 2, bl);
     tt_ir_value starts, lens;
-    tt_ir_value sv = tt_ir_convert(b, seg_arg, TT_I64);
     if (has_len) {
         lens = sv;
-        starts = tt_ir_binary(b, TT_OP_SUBTRACT, tt_ir_cumulative(b, TT_REDUCE_ADD, sv, 0, false), sv);
+        starts = tt_ir_binary(b, TT_OP_SUBTRACT, tt_ir_cumulative(b, TT_REDUCE_ADD, sv, 1, false), sv);
     } else {
-        int64_t a0 = 0, a1 = S, b0 = 1, b1 = S + 1;
-        starts = tt_ir_slice(b, sv, &a0, &a1, NULL);
-        lens = tt_ir_binary(b, TT_OP_SUBTRACT, tt_ir_slice(b, sv, &b0, &b1, NULL), starts);
+        int64_t a0[2] = {0, 0}, a1[2] = {Bp, S}, b0[2] = {0, 1}, b1[2] = {Bp, S + 1};
+        starts = tt_ir_slice(b, sv, a0, a1, NULL);
+        lens = tt_ir_binary(b, TT_OP_SUBTRACT, tt_ir_slice(b, sv, b0, b1, NULL), starts);
     }
-    /* segment of row i: number of starts[1..S) <= i */
-    tt_ir_value seg;
-    if (S == 1) {
-        seg = tt_lower_full(ctx, TT_I64, 1, &N, 0.0);
-    } else {
-        int64_t one = 1, lim = S, dims[2] = {N, S - 1}, m1 = 1;
-        tt_ir_value later = tt_ir_slice(b, starts, &one, &lim, NULL);
-        tt_ir_value le = tt_ir_compare(b, TT_CMP_LE, tt_ir_broadcast_in_dim(b, later, 2, dims, &m1),
-                                       tt_ir_iota(b, TT_I64, 2, dims, 0));
-        seg = tt_ir_reduce(b, TT_REDUCE_ADD, tt_ir_convert(b, le, TT_I64), 1, &m1);
+    /* flat segment of row (bb, i): bb * S + number of starts[bb, 1..S) <= i */
+    int64_t bn[2] = {Bp, N};
+    tt_ir_value seg = tt_ir_binary(b, TT_OP_MULTIPLY, tt_ir_iota(b, TT_I64, 2, bn, 0), tt_lower_full(ctx, TT_I64, 2, bn, (double)S));
+    if (S > 1) {
+        int64_t c0[2] = {0, 1}, c1[2] = {Bp, S}, dims[3] = {Bp, N, S - 1}, map[2] = {0, 2}, two = 2;
+        tt_ir_value later = tt_ir_broadcast_in_dim(b, tt_ir_slice(b, starts, c0, c1, NULL), 3, dims, map);
+        tt_ir_value le = tt_ir_compare(b, TT_CMP_LE, later, tt_ir_iota(b, TT_I64, 3, dims, 1));
+        seg = tt_ir_binary(b, TT_OP_ADD, seg, tt_ir_reduce(b, TT_REDUCE_ADD, tt_ir_convert(b, le, TT_I64), 1, &two));
+    }
+    {
+        /* rows outside [starts[0], starts[S-1] + lens[S-1]) belong to no segment: an out-of-range target, which
+         * the scatter skips (unsafe calls with short lengths) */
+        int64_t f0[2] = {0, 0}, f1[2] = {Bp, 1}, l0[2] = {0, S - 1}, l1[2] = {Bp, S}, m0 = 0;
+        tt_ir_value first = tt_ir_reshape(b, tt_ir_slice(b, starts, f0, f1, NULL), 1, &Bp);
+        tt_ir_value end = tt_ir_binary(b, TT_OP_ADD, tt_ir_slice(b, starts, l0, l1, NULL), tt_ir_slice(b, lens, l0, l1, NULL));
+        end = tt_ir_reshape(b, end, 1, &Bp);
+        tt_ir_value pos = tt_ir_iota(b, TT_I64, 2, bn, 1);
+        tt_ir_value in = tt_ir_binary(b, TT_OP_AND,
+                                      tt_ir_compare(b, TT_CMP_GE, pos, tt_ir_broadcast_in_dim(b, first, 2, bn, &m0)),
+                                      tt_ir_compare(b, TT_CMP_LT, pos, tt_ir_broadcast_in_dim(b, end, 2, bn, &m0)));
+        seg = tt_ir_select(b, in, seg, tt_lower_full(ctx, TT_I64, 2, bn, (double)(Bp * S)));
+    }
+    int64_t rows = Bp * N, nd[2] = {rows, R}, sd[2] = {Bp * S, R}, m0 = 0;
+    tt_ir_value data = tt_ir_reshape(b, tt_ir_convert(b, args[0].value, cdt), 2, nd);
+    tt_ir_value init = has_init ? tt_lower_arg(ctx, &args[7], cdt) : tt_lower_const(ctx, cdt, ident);
+    tt_ir_value acc = eb_scatter_rows(ctx, tt_ir_broadcast_in_dim(b, init, 2, sd, NULL), tt_ir_reshape(b, seg, 1, &rows),
+                                      data, kind);
+    if (mean) {
+        int64_t ns = Bp * S;
+        tt_ir_value l = tt_ir_broadcast_in_dim(b, tt_ir_convert(b, tt_ir_reshape(b, lens, 1, &ns), cdt), 2, sd, &m0);
+        tt_ir_value empty = tt_ir_compare(b, TT_CMP_EQ, l, tt_lower_like(ctx, l, 0.0));
+        tt_ir_value fill = has_init ? tt_ir_broadcast_in_dim(b, init, 2, sd, NULL) : tt_lower_like(ctx, l, NAN);
+        acc = tt_ir_select(b, empty, fill, tt_ir_binary(b, TT_OP_DIVIDE, acc, l));
     }
     int64_t od[TT_MAX_RANK];
     memcpy(od, dt.dims, sizeof od);
-    od[0] = S;
-    tt_ir_value init = has_init ? tt_lower_arg(ctx, &args[7], cdt) : tt_lower_const(ctx, cdt, ident);
-    tt_ir_value acc = eb_scatter_rows(ctx, tt_ir_broadcast_in_dim(b, init, dt.rank, od, NULL), seg,
-                                      tt_ir_convert(b, args[0].value, cdt), kind);
-    if (mean) {
-        int64_t m0 = 0;
-        tt_ir_value l = tt_ir_broadcast_in_dim(b, tt_ir_convert(b, lens, cdt), dt.rank, od, &m0);
-        tt_ir_value empty = tt_ir_compare(b, TT_CMP_EQ, l, tt_lower_like(ctx, l, 0.0));
-        tt_ir_value fill = has_init ? tt_ir_broadcast_in_dim(b, init, dt.rank, od, NULL) : tt_lower_like(ctx, l, NAN);
-        acc = tt_ir_select(b, empty, fill, tt_ir_binary(b, TT_OP_DIVIDE, acc, l));
-    }
-    outs[0] = tt_ir_convert(b, acc, dt.dtype);
+    od[axis] = S;
+    outs[0] = tt_ir_convert(b, tt_ir_reshape(b, acc, dt.rank, od), dt.dtype);
     return tt_ir_builder_status(b);
 }
 

@@ -1,10 +1,11 @@
-/* sort.c — lowerings of sorting ops: sort, sort.stable, topk, kthvalue, median, nanmedian. (argsort and msort are CompositeImplicit
+/* sort.c — lowerings of sorting ops: sort, sort.stable, topk, kthvalue, median, nanmedian, mode. (argsort and msort are CompositeImplicit
  * in PyTorch and reach us as sort.)
  *
  * Every op is one two-operand SORT (values, iota indices along dim). The IR sort is always stable and orders NaN
  * above every number, as PyTorch does, so sort is stable whether or not it was asked to be. */
 #include "tt_lower.h"
 
+#include <math.h>
 #include <string.h>
 
 /* A copy of v's type in store (NULL if v has none). Types are copied because the builder's storage moves as
@@ -213,6 +214,69 @@ static tt_status tt_lower_nanmedian_dim(tt_lower_ctx *ctx, const tt_arg *args, i
                      true, outs, nouts);
 }
 
+/* mode(self, dim=-1, keepdim=False) -> (values, indices): the most frequent value, the smallest among equally
+ * frequent ones, as PyTorch's sort-and-count kernel finds it. After a stable sort (NaN last, each NaN a run of its
+ * own) every position learns its run's first and last position by cumulative max / min; the first run of the
+ * largest length gives the value, and the index is the original position of that run's last element (PyTorch
+ * returns one occurrence; which one is unspecified). */
+static tt_status tt_lower_mode(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
+                               int32_t nouts) {
+    tt_ir_builder *b = ctx->b;
+    const tt_ir_type *tp = so_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    if (!tp) return tt_ir_builder_status(b);
+    tt_ir_type t = *tp;
+    int64_t dim = tt_lower_wrap_dim(ctx, nargs > 1 && args[1].kind == TT_ARG_INT ? args[1].i : -1, t.rank);
+    if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
+    bool keepdim = nargs > 2 && args[2].kind == TT_ARG_BOOL && args[2].b;
+    if (t.rank == 0) {
+        outs[0] = args[0].value;
+        if (nouts > 1) outs[1] = tt_lower_const(ctx, TT_I64, 0.0);
+        return tt_ir_builder_status(b);
+    }
+    int64_t n = t.dims[dim];
+    if (t.dtype == TT_BOOL || n < 1 || tt_numel(t.rank, t.dims) == 0) return TT_STATUS_UNSUPPORTED;
+    tt_ir_value v, ix;
+    so_sort(ctx, args[0].value, dim, false, &v, &ix);
+    tt_ir_value io = tt_ir_iota(b, TT_I64, t.rank, t.dims, dim);
+    tt_ir_value istart, iend;
+    if (n == 1) {
+        istart = iend = io;
+    } else {
+        /* neighbours along dim: prev[j] = v[j-1] (v[0] at 0), next[j] = v[j+1] (v[n-1] at the end) */
+        tt_ir_value prev_parts[2] = {so_take(ctx, v, dim, 0, 1), so_take(ctx, v, dim, 0, n - 1)};
+        tt_ir_value next_parts[2] = {so_take(ctx, v, dim, 1, n - 1), so_take(ctx, v, dim, n - 1, 1)};
+        tt_ir_value prev = tt_ir_concatenate(b, 2, prev_parts, dim), next = tt_ir_concatenate(b, 2, next_parts, dim);
+        tt_ir_value first = tt_ir_binary(b, TT_OP_OR, tt_ir_compare(b, TT_CMP_EQ, io, tt_lower_like(ctx, io, 0.0)),
+                                         tt_ir_compare(b, TT_CMP_NE, v, prev));
+        tt_ir_value last = tt_ir_binary(b, TT_OP_OR, tt_ir_compare(b, TT_CMP_EQ, io, tt_lower_like(ctx, io, (double)(n - 1))),
+                                        tt_ir_compare(b, TT_CMP_NE, v, next));
+        istart = tt_ir_cumulative(b, TT_REDUCE_MAX, tt_ir_select(b, first, io, tt_lower_like(ctx, io, 0.0)), dim, false);
+        iend = tt_ir_cumulative(b, TT_REDUCE_MIN, tt_ir_select(b, last, io, tt_lower_like(ctx, io, (double)n)), dim, true);
+    }
+    tt_ir_value freq = tt_ir_binary(b, TT_OP_SUBTRACT, iend, istart);
+    tt_ir_value best = tt_ir_reduce(b, TT_REDUCE_MAX, freq, 1, &dim);
+    int64_t rmap[TT_MAX_RANK];
+    for (int32_t d = 0, o = 0; d < t.rank; d++)
+        if (d != dim) rmap[o++] = d;
+    tt_ir_value cand = tt_ir_compare(b, TT_CMP_EQ, freq, tt_ir_broadcast_in_dim(b, best, t.rank, t.dims, rmap));
+    tt_ir_value p = tt_ir_reduce(b, TT_REDUCE_MIN, tt_ir_select(b, cand, io, tt_lower_like(ctx, io, (double)n)), 1, &dim);
+    tt_ir_value hit = tt_ir_compare(b, TT_CMP_EQ, io, tt_ir_broadcast_in_dim(b, p, t.rank, t.dims, rmap));
+    /* one hit per slice: sums of selects read it */
+    tt_ir_value val = tt_ir_reduce(b, TT_REDUCE_ADD, tt_ir_select(b, hit, v, tt_lower_like(ctx, v, 0.0)), 1, &dim);
+    tt_ir_value endp = tt_ir_reduce(b, TT_REDUCE_ADD, tt_ir_select(b, hit, iend, tt_lower_like(ctx, iend, 0.0)), 1, &dim);
+    tt_ir_value hit2 = tt_ir_compare(b, TT_CMP_EQ, io, tt_ir_broadcast_in_dim(b, endp, t.rank, t.dims, rmap));
+    tt_ir_value idx = tt_ir_reduce(b, TT_REDUCE_ADD, tt_ir_select(b, hit2, ix, tt_lower_like(ctx, ix, 0.0)), 1, &dim);
+    if (keepdim) {
+        int64_t kd[TT_MAX_RANK];
+        for (int32_t d = 0; d < t.rank; d++) kd[d] = d == dim ? 1 : t.dims[d];
+        val = tt_ir_reshape(b, val, t.rank, kd);
+        idx = tt_ir_reshape(b, idx, t.rank, kd);
+    }
+    outs[0] = val;
+    if (nouts > 1) outs[1] = idx;
+    return tt_ir_builder_status(b);
+}
+
 const tt_lower_entry tt_lower_table_sort[] = {
     {"aten::sort", tt_lower_sort},
     {"aten::sort.stable", tt_lower_sort_stable},
@@ -222,5 +286,6 @@ const tt_lower_entry tt_lower_table_sort[] = {
     {"aten::median.dim", tt_lower_median_dim},
     {"aten::nanmedian", tt_lower_nanmedian},
     {"aten::nanmedian.dim", tt_lower_nanmedian_dim},
+    {"aten::mode", tt_lower_mode},
     {NULL, NULL},
 };

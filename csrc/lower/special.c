@@ -258,7 +258,7 @@ static tt_status tt_lower_polygamma(tt_lower_ctx *ctx, const tt_arg *args, int32
     tt_ir_type t = sp_type(ctx, args[1].value);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (n < 0) return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "polygamma(n, x) does not support negative n.");
-    if (t.dtype == TT_BOOL || n > 60) return sp_unsupported(ctx, "polygamma");
+    if (n > 60) return sp_unsupported(ctx, "polygamma");
     tt_dtype odt = tt_dtype_is_float(t.dtype) ? t.dtype : TT_F32;
     tt_dtype cdt = tt_lower_opmath(odt);
     tt_ir_value x = tt_ir_convert(ctx->b, args[1].value, cdt);
