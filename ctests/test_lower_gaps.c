@@ -1,7 +1,7 @@
 /* test_lower_gaps.c — the resample.c and special.c lowerings (upsample, padding, adaptive pools, glu, log_sigmoid,
- * polygamma, Bessel I, logcumsumexp, cross) and search.c ones (searchsorted, isin, masked_scatter, embedding_bag)
- * built into programs and run on the host driver, compared with PyTorch
- * CPU values. */
+ * polygamma, Bessel I, logcumsumexp, cross), search.c (searchsorted, isin, masked_scatter, embedding_bag), pool.c
+ * (3-d pools) and sort.c's median / mode, built into programs and run on the host driver, compared with PyTorch CPU
+ * values. */
 #include "tt_driver.h"
 #include "tt_lower.h"
 #include "tt_test.h"
@@ -413,6 +413,22 @@ static void test_pool3d_max_and_avg(void) {
     r_end(&r);
 }
 
+static void test_median_and_mode(void) {
+    r_run r;
+    r_begin(&r);
+    tt_arg md[3] = {r_tensor(&r, TT_F32, 2, DIMS(2, 5), VALS(1, NAN, 3, NAN, 2, 2, 2, 1, 1, 3)), r_int(1), r_bool(false)};
+    TT_CHECK(r_exec(&r, "aten::median.dim", md, 3, 2) == TT_OK);
+    r_expect(&r, 0, TT_F32, 1, DIMS(2), VALS(NAN, 2), 0);
+    r_expect(&r, 1, TT_I64, 1, DIMS(2), VALS(1, 0), 0); /* the first NaN; the tie's first 2 (stable order) */
+    r_end(&r);
+    r_begin(&r);
+    tt_arg mo[3] = {r_tensor(&r, TT_I64, 2, DIMS(2, 5), VALS(3, 1, 3, 1, 2, 5, 5, 4, 4, 4)), r_int(1), r_bool(true)};
+    TT_CHECK(r_exec(&r, "aten::mode", mo, 3, 2) == TT_OK);
+    r_expect(&r, 0, TT_I64, 2, DIMS(2, 1), VALS(1, 4), 0);
+    r_expect(&r, 1, TT_I64, 2, DIMS(2, 1), VALS(3, 4), 0);
+    r_end(&r);
+}
+
 int main(void) {
     static const tt_test_case cases[] = {
         {"bilinear upsample matches PyTorch", test_bilinear_upsample_matches_pytorch},
@@ -429,6 +445,7 @@ int main(void) {
         {"searchsorted, isin and masked_scatter", test_searchsorted_isin_and_masked_scatter},
         {"embedding_bag mean with an empty bag", test_embedding_bag_mean_with_an_empty_bag},
         {"pool3d max and avg", test_pool3d_max_and_avg},
+        {"median and mode", test_median_and_mode},
         {NULL, NULL},
     };
     return tt_test_run(cases);

@@ -16,6 +16,15 @@ def test_moving_a_cpu_module_with_weakrefs_is_untouched_by_torchtpu():
     assert not torch.__future__.get_swap_module_params_on_conversion()
 
 
+def test_moving_a_copy_to_tpu_does_not_slow_the_cpu_original():
+    """A tpu move must leave global PyTorch state alone (swap mode once made later CPU matmuls 20x slower)."""
+    import copy
+
+    m = torch.nn.Linear(4, 4)
+    copy.deepcopy(m).to("tpu")
+    assert not torch.__future__.get_swap_module_params_on_conversion()
+
+
 def test_tied_weights_stay_tied_moving_to_tpu_and_back():
     emb = torch.nn.Embedding(10, 4)
     head = torch.nn.Linear(4, 10, bias=False)

@@ -723,6 +723,50 @@ static tt_status rs_adaptive_avg_bwd(tt_lower_ctx *ctx, const tt_arg *args, int3
     return tt_ir_builder_status(b);
 }
 
+/* adaptive max pooling when every input size is a multiple of its output size (global pooling included): the
+ * windows tile the input, so a reshape exposes them ([lead, O0, k0, O1, k1, ..] moved to [lead, O.., k..]) and
+ * no window table or gather is needed, whatever the window size. */
+static tt_status rs_adaptive_max_tiled(tt_lower_ctx *ctx, tt_ir_value x, const tt_ir_type *t, int32_t S,
+                                       const int64_t *osz, tt_ir_value *outs, int32_t nouts) {
+    tt_ir_builder *b = ctx->b;
+    int32_t lead = t->rank - S, r = lead + 2 * S;
+    int64_t k[RS_MAXS], split[TT_MAX_RANK], perm[TT_MAX_RANK], od[TT_MAX_RANK], K = 1;
+    for (int32_t d = 0; d < lead; d++) {
+        split[d] = od[d] = t->dims[d];
+        perm[d] = d;
+    }
+    for (int32_t s = 0; s < S; s++) {
+        k[s] = t->dims[lead + s] / osz[s];
+        K *= k[s];
+        split[lead + 2 * s] = osz[s];
+        split[lead + 2 * s + 1] = k[s];
+        perm[lead + s] = lead + 2 * s;
+        perm[lead + S + s] = lead + 2 * s + 1;
+        od[lead + s] = osz[s];
+    }
+    od[lead + S] = K;
+    int32_t rr = lead + S + 1;
+    tt_ir_value v = tt_ir_reshape(b, tt_ir_transpose(b, tt_ir_reshape(b, x, r, split), perm), rr, od);
+    int64_t kd = lead + S;
+    outs[0] = tt_ir_reduce(b, TT_REDUCE_MAX, v, 1, &kd);
+    if (nouts > 1) {
+        /* flat index: sum over dims of (o_s * k_s + j_s) * stride_s, j from the window position q (row-major) */
+        tt_ir_value q = tt_ir_arg_reduce(b, v, kd, false);
+        tt_ir_value idx = tt_lower_full(ctx, TT_I64, rr - 1, od, 0.0), rem = q;
+        int64_t stride = 1;
+        for (int32_t s = S - 1; s >= 0; s--) {
+            tt_ir_value ks = tt_lower_full(ctx, TT_I64, rr - 1, od, (double)k[s]);
+            tt_ir_value j = tt_ir_binary(b, TT_OP_REMAINDER, rem, ks);
+            rem = tt_ir_binary(b, TT_OP_DIVIDE, rem, ks);
+            tt_ir_value pos = tt_ir_binary(b, TT_OP_ADD, tt_ir_binary(b, TT_OP_MULTIPLY, tt_ir_iota(b, TT_I64, rr - 1, od, lead + s), ks), j);
+            idx = tt_ir_binary(b, TT_OP_ADD, idx, tt_ir_binary(b, TT_OP_MULTIPLY, pos, tt_lower_full(ctx, TT_I64, rr - 1, od, (double)stride)));
+            stride *= t->dims[lead + s];
+        }
+        outs[1] = idx;
+    }
+    return tt_ir_builder_status(b);
+}
+
 /* adaptive_max_pool{2,3}d(self, output_size) -> (values, indices into the flattened spatial input). Windows are
  * gathered with a taps axis per dim, moved last and flattened; the value is their max, the index the first
  * maximum's (row-major window order, as PyTorch scans it). */
@@ -734,6 +778,9 @@ static tt_status rs_adaptive_max(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
     if (!rs_pool_check(ctx, &t, S, &args[1], "adaptive_max_pool")) return tt_ir_builder_status(b);
     int32_t lead = t.rank - S;
     if (lead + 2 * S > TT_MAX_RANK) return rs_unsupported(ctx, "adaptive_max_pool rank");
+    bool tiled = true;
+    for (int32_t s = 0; s < S; s++) tiled = tiled && t.dims[lead + s] % args[1].ints[s] == 0;
+    if (tiled) return rs_adaptive_max_tiled(ctx, args[0].value, &t, S, args[1].ints, outs, nouts);
     rs_win w[RS_MAXS];
     memset(w, 0, sizeof w);
     int64_t K = 1, P = 1;

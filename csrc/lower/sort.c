@@ -234,7 +234,7 @@ static tt_status tt_lower_mode(tt_lower_ctx *ctx, const tt_arg *args, int32_t na
         return tt_ir_builder_status(b);
     }
     int64_t n = t.dims[dim];
-    if (t.dtype == TT_BOOL || n < 1 || tt_numel(t.rank, t.dims) == 0) return TT_STATUS_UNSUPPORTED;
+    if (n < 1 || tt_numel(t.rank, t.dims) == 0) return TT_STATUS_UNSUPPORTED;
     tt_ir_value v, ix;
     so_sort(ctx, args[0].value, dim, false, &v, &ix);
     tt_ir_value io = tt_ir_iota(b, TT_I64, t.rank, t.dims, dim);
