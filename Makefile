@@ -37,7 +37,7 @@ $(BUILD)/san/%.o: csrc/%.c $(CORE_HDRS)
 $(BUILD)/san/libttcore.a: $(SAN_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
-$(BUILD)/ctests/%: ctests/%.c ctests/tt_test.h $(BUILD)/san/libttcore.a
+$(BUILD)/ctests/%: ctests/%.c $(wildcard ctests/*.h) $(BUILD)/san/libttcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_SAN) -Ictests $< $(BUILD)/san/libttcore.a -lm -o $@
 ctest: $(patsubst ctests/%.c,$(BUILD)/ctests/%,$(CTESTS))
