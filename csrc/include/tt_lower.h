@@ -150,6 +150,25 @@ bool tt_lower_broadcast_args(tt_lower_ctx *ctx, int32_t n, const tt_arg *const *
 /* A constant v with x's dtype and shape. */
 tt_ir_value tt_lower_like(tt_lower_ctx *ctx, tt_ir_value x, double v);
 
+/* Additions (dedupe): helpers that several family files had private copies of. */
+/* A copy of v's type by value (all zero for TT_IR_NONE or a value without a type). */
+tt_ir_type tt_lower_type_copy(tt_lower_ctx *ctx, tt_ir_value v);
+/* A copy of v's type in *store, returning store, or NULL (store untouched) if v has no type. */
+const tt_ir_type *tt_lower_type_into(tt_lower_ctx *ctx, tt_ir_value v, tt_ir_type *store);
+/* Records TT_STATUS_UNSUPPORTED "<what>: unsupported arguments on tpu" in the builder and returns it. */
+tt_status tt_lower_unsupported(tt_lower_ctx *ctx, const char *what);
+/* Records TT_STATUS_UNSUPPORTED "<op>: dtype <dt> not lowered" in the builder and returns it. */
+tt_status tt_lower_unsupported_dtype(tt_lower_ctx *ctx, const char *op, tt_dtype dt);
+/* dtype of v, or TT_F32 if v has no type. */
+tt_dtype tt_lower_dtype_of(tt_lower_ctx *ctx, tt_ir_value v);
+/* A TENSOR or SCALAR argument converted to like's dtype and broadcast to like's shape (TT_IR_NONE if like has
+ * no type). */
+tt_ir_value tt_lower_arg_like(tt_lower_ctx *ctx, const tt_arg *a, tt_ir_value like);
+/* outs[0] = v converted to dt; returns the builder's status. */
+tt_status tt_lower_done(tt_lower_ctx *ctx, tt_ir_value *outs, tt_ir_value v, tt_dtype dt);
+/* x op y, with y converted to x's dtype and broadcast (numpy rules) to x's shape. */
+tt_ir_value tt_lower_binary_like(tt_lower_ctx *ctx, tt_ir_op op, tt_ir_value x, tt_ir_value y);
+
 /* Family tables (each file under csrc/lower/ defines one; terminated by {NULL, NULL}). */
 extern const tt_lower_entry tt_lower_table_elementwise[];
 extern const tt_lower_entry tt_lower_table_reduce[];

@@ -27,34 +27,12 @@ static tt_ir_value sel(tt_lower_ctx *ctx, tt_ir_value p, tt_ir_value a, tt_ir_va
 }
 static tt_ir_value kl(tt_lower_ctx *ctx, tt_ir_value x, double v) { return tt_lower_like(ctx, x, v); }
 
-static tt_dtype dtype_of(tt_lower_ctx *ctx, tt_ir_value v) {
-    const tt_ir_type *t = tt_lower_type(ctx, v);
-    return t ? t->dtype : TT_F32;
-}
-
-/* A scalar argument as a value of like's dtype and shape (a runtime scalar parameter). */
-static tt_ir_value arg_like(tt_lower_ctx *ctx, const tt_arg *a, tt_ir_value like) {
-    const tt_ir_type *tp = tt_lower_type(ctx, like);
-    if (!tp) return TT_IR_NONE;
-    tt_ir_type t = *tp; /* copy: the builder's type array moves when it grows */
-    return tt_lower_to(ctx, tt_lower_arg(ctx, a, t.dtype), t.dtype, t.rank, t.dims);
-}
-
-static tt_status done(tt_lower_ctx *ctx, tt_ir_value *outs, tt_ir_value v, tt_dtype dt) {
-    outs[0] = tt_ir_convert(ctx->b, v, dt);
-    return tt_ir_builder_status(ctx->b);
-}
-
-static tt_status unsupported(tt_lower_ctx *ctx, const char *op, tt_dtype dt) {
-    return tt_ir_builder_fail(ctx->b, TT_STATUS_UNSUPPORTED, "%s: dtype %s not lowered", op, tt_dtype_name(dt));
-}
-
 /* Input x (args[ix]) as the opmath type; *dt its dtype. False when not a float tensor (unsupported). */
 static bool float_in(tt_lower_ctx *ctx, const tt_arg *args, int32_t ix, tt_dtype *dt, tt_ir_value *x,
                      const char *name) {
-    *dt = dtype_of(ctx, args[ix].value);
+    *dt = tt_lower_dtype_of(ctx, args[ix].value);
     if (!tt_dtype_is_float(*dt)) {
-        unsupported(ctx, name, *dt);
+        tt_lower_unsupported_dtype(ctx, name, *dt);
         return false;
     }
     *x = tt_ir_convert(ctx->b, args[ix].value, tt_lower_opmath(*dt));
@@ -68,7 +46,7 @@ static bool float_in2(tt_lower_ctx *ctx, const tt_arg *args, int32_t ig, int32_t
     int32_t idx[2] = {ig, ix};
     *dt = tt_lower_result_type_ctx(ctx, args, 2, idx);
     if (!tt_dtype_is_float(*dt)) {
-        unsupported(ctx, name, *dt);
+        tt_lower_unsupported_dtype(ctx, name, *dt);
         return false;
     }
     tt_dtype ct = tt_lower_opmath(*dt);
@@ -86,11 +64,11 @@ static tt_ir_value sigmoid_v(tt_lower_ctx *ctx, tt_ir_value x) { return un(ctx, 
 static tt_status tt_lower_relu(LOWER_ARGS) {
     UNUSED_ARGS;
     tt_ir_value x = args[0].value;
-    tt_dtype dt = dtype_of(ctx, x);
+    tt_dtype dt = tt_lower_dtype_of(ctx, x);
     if (dt == TT_BOOL)
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "Boolean inputs not supported for relu");
-    if (dt == TT_U8) return done(ctx, outs, x, dt);
-    return done(ctx, outs, bin(ctx, TT_OP_MAXIMUM, x, kl(ctx, x, 0.0)), dt); /* relu(NaN) = NaN */
+    if (dt == TT_U8) return tt_lower_done(ctx, outs, x, dt);
+    return tt_lower_done(ctx, outs, bin(ctx, TT_OP_MAXIMUM, x, kl(ctx, x, 0.0)), dt); /* relu(NaN) = NaN */
 }
 
 static tt_status tt_lower_leaky_relu(LOWER_ARGS) {
@@ -98,9 +76,9 @@ static tt_status tt_lower_leaky_relu(LOWER_ARGS) {
     tt_dtype dt;
     tt_ir_value x;
     if (!float_in(ctx, args, 0, &dt, &x, "leaky_relu")) return tt_ir_builder_status(ctx->b);
-    tt_ir_value slope = nargs > 1 && args[1].kind != TT_ARG_NONE ? arg_like(ctx, &args[1], x) : kl(ctx, x, 0.01);
+    tt_ir_value slope = nargs > 1 && args[1].kind != TT_ARG_NONE ? tt_lower_arg_like(ctx, &args[1], x) : kl(ctx, x, 0.01);
     tt_ir_value r = sel(ctx, cmp(ctx, TT_CMP_GT, x, kl(ctx, x, 0.0)), x, mul(ctx, x, slope));
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 
 /* elu(x; alpha, scale, input_scale) = x > 0 ? scale * x : alpha * scale * expm1(x * input_scale). */
@@ -109,11 +87,11 @@ static tt_status tt_lower_elu(LOWER_ARGS) {
     tt_dtype dt;
     tt_ir_value x;
     if (!float_in(ctx, args, 0, &dt, &x, "elu")) return tt_ir_builder_status(ctx->b);
-    tt_ir_value alpha = arg_like(ctx, &args[1], x), scale = arg_like(ctx, &args[2], x),
-                iscale = arg_like(ctx, &args[3], x);
+    tt_ir_value alpha = tt_lower_arg_like(ctx, &args[1], x), scale = tt_lower_arg_like(ctx, &args[2], x),
+                iscale = tt_lower_arg_like(ctx, &args[3], x);
     tt_ir_value neg = mul(ctx, mul(ctx, alpha, scale), un(ctx, TT_OP_EXPM1, mul(ctx, x, iscale)));
     tt_ir_value r = sel(ctx, cmp(ctx, TT_CMP_GT, x, kl(ctx, x, 0.0)), mul(ctx, x, scale), neg);
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 
 /* celu(x, alpha) = elu(x, alpha, 1, 1 / alpha). */
@@ -122,10 +100,10 @@ static tt_status tt_lower_celu(LOWER_ARGS) {
     tt_dtype dt;
     tt_ir_value x;
     if (!float_in(ctx, args, 0, &dt, &x, "celu")) return tt_ir_builder_status(ctx->b);
-    tt_ir_value alpha = arg_like(ctx, &args[1], x);
+    tt_ir_value alpha = tt_lower_arg_like(ctx, &args[1], x);
     tt_ir_value neg = mul(ctx, alpha, un(ctx, TT_OP_EXPM1, dvd(ctx, x, alpha)));
     tt_ir_value r = sel(ctx, cmp(ctx, TT_CMP_GT, x, kl(ctx, x, 0.0)), x, neg);
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 
 static bool gelu_tanh_mode(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, int32_t i, bool *ok) {
@@ -158,7 +136,7 @@ static tt_status tt_lower_gelu(LOWER_ARGS) {
     } else {
         r = mul(ctx, mul(ctx, x, half), add(ctx, one, un(ctx, TT_OP_ERF, mul(ctx, x, kl(ctx, x, GELU_KALPHA)))));
     }
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 
 static tt_status tt_lower_silu(LOWER_ARGS) {
@@ -167,7 +145,7 @@ static tt_status tt_lower_silu(LOWER_ARGS) {
     tt_ir_value x;
     if (!float_in(ctx, args, 0, &dt, &x, "silu")) return tt_ir_builder_status(ctx->b);
     tt_ir_value r = dvd(ctx, x, add(ctx, kl(ctx, x, 1.0), un(ctx, TT_OP_EXP, un(ctx, TT_OP_NEGATE, x))));
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 
 static tt_ir_value softplus1(tt_lower_ctx *ctx, tt_ir_value x) { return un(ctx, TT_OP_LOG1P, un(ctx, TT_OP_EXP, x)); }
@@ -177,17 +155,17 @@ static tt_status tt_lower_mish(LOWER_ARGS) {
     tt_dtype dt;
     tt_ir_value x;
     if (!float_in(ctx, args, 0, &dt, &x, "mish")) return tt_ir_builder_status(ctx->b);
-    return done(ctx, outs, mul(ctx, x, un(ctx, TT_OP_TANH, softplus1(ctx, x))), dt);
+    return tt_lower_done(ctx, outs, mul(ctx, x, un(ctx, TT_OP_TANH, softplus1(ctx, x))), dt);
 }
 
 static tt_status tt_lower_hardtanh(LOWER_ARGS) {
     UNUSED_ARGS;
     tt_ir_value x = args[0].value;
-    tt_dtype dt = dtype_of(ctx, x);
-    if (dt == TT_BOOL) return unsupported(ctx, "hardtanh", dt);
-    tt_ir_value lo = arg_like(ctx, &args[1], x), hi = arg_like(ctx, &args[2], x);
+    tt_dtype dt = tt_lower_dtype_of(ctx, x);
+    if (dt == TT_BOOL) return tt_lower_unsupported_dtype(ctx, "hardtanh", dt);
+    tt_ir_value lo = tt_lower_arg_like(ctx, &args[1], x), hi = tt_lower_arg_like(ctx, &args[2], x);
     tt_ir_value r = bin(ctx, TT_OP_MINIMUM, bin(ctx, TT_OP_MAXIMUM, x, lo), hi);
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 
 /* relu6(x) clamp to [0, 6] as a float computation: min(max(x + 3, 0), 6) / 6 for hardsigmoid. */
@@ -201,7 +179,7 @@ static tt_status tt_lower_hardsigmoid(LOWER_ARGS) {
     tt_dtype dt;
     tt_ir_value x;
     if (!float_in(ctx, args, 0, &dt, &x, "hardsigmoid")) return tt_ir_builder_status(ctx->b);
-    return done(ctx, outs, dvd(ctx, relu6_shift(ctx, x), kl(ctx, x, 6.0)), dt);
+    return tt_lower_done(ctx, outs, dvd(ctx, relu6_shift(ctx, x), kl(ctx, x, 6.0)), dt);
 }
 
 static tt_status tt_lower_hardswish(LOWER_ARGS) {
@@ -209,7 +187,7 @@ static tt_status tt_lower_hardswish(LOWER_ARGS) {
     tt_dtype dt;
     tt_ir_value x;
     if (!float_in(ctx, args, 0, &dt, &x, "hardswish")) return tt_ir_builder_status(ctx->b);
-    return done(ctx, outs, dvd(ctx, mul(ctx, x, relu6_shift(ctx, x)), kl(ctx, x, 6.0)), dt);
+    return tt_lower_done(ctx, outs, dvd(ctx, mul(ctx, x, relu6_shift(ctx, x)), kl(ctx, x, 6.0)), dt);
 }
 
 /* softplus(x; beta, threshold) = x * beta > threshold ? x : log1p(exp(x * beta)) / beta. */
@@ -218,26 +196,26 @@ static tt_status tt_lower_softplus(LOWER_ARGS) {
     tt_dtype dt;
     tt_ir_value x;
     if (!float_in(ctx, args, 0, &dt, &x, "softplus")) return tt_ir_builder_status(ctx->b);
-    tt_ir_value beta = arg_like(ctx, &args[1], x), th = arg_like(ctx, &args[2], x);
+    tt_ir_value beta = tt_lower_arg_like(ctx, &args[1], x), th = tt_lower_arg_like(ctx, &args[2], x);
     tt_ir_value xb = mul(ctx, x, beta);
     tt_ir_value r = sel(ctx, cmp(ctx, TT_CMP_GT, xb, th), x, dvd(ctx, softplus1(ctx, xb), beta));
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 
 static tt_status tt_lower_threshold(LOWER_ARGS) {
     UNUSED_ARGS;
     tt_ir_value x = args[0].value;
-    tt_dtype dt = dtype_of(ctx, x);
-    if (dt == TT_BOOL) return unsupported(ctx, "threshold", dt);
-    tt_ir_value th = arg_like(ctx, &args[1], x), val = arg_like(ctx, &args[2], x);
-    return done(ctx, outs, sel(ctx, cmp(ctx, TT_CMP_LE, x, th), val, x), dt);
+    tt_dtype dt = tt_lower_dtype_of(ctx, x);
+    if (dt == TT_BOOL) return tt_lower_unsupported_dtype(ctx, "threshold", dt);
+    tt_ir_value th = tt_lower_arg_like(ctx, &args[1], x), val = tt_lower_arg_like(ctx, &args[2], x);
+    return tt_lower_done(ctx, outs, sel(ctx, cmp(ctx, TT_CMP_LE, x, th), val, x), dt);
 }
 
 static tt_status shrink(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs, bool soft) {
     tt_dtype dt;
     tt_ir_value x;
     if (!float_in(ctx, args, 0, &dt, &x, "shrink")) return tt_ir_builder_status(ctx->b);
-    tt_ir_value l = arg_like(ctx, &args[1], x), zero = kl(ctx, x, 0.0);
+    tt_ir_value l = tt_lower_arg_like(ctx, &args[1], x), zero = kl(ctx, x, 0.0);
     tt_ir_value r;
     if (soft) { /* x > l ? x - l : x < -l ? x + l : 0 */
         r = sel(ctx, cmp(ctx, TT_CMP_GT, x, l), sub(ctx, x, l),
@@ -246,7 +224,7 @@ static tt_status shrink(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs
         tt_ir_value in = bin(ctx, TT_OP_AND, cmp(ctx, TT_CMP_GE, x, un(ctx, TT_OP_NEGATE, l)), cmp(ctx, TT_CMP_LE, x, l));
         r = sel(ctx, in, zero, x);
     }
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 static tt_status tt_lower_softshrink(LOWER_ARGS) {
     UNUSED_ARGS;
@@ -262,7 +240,7 @@ static tt_status tt_lower_prelu_kernel(LOWER_ARGS) {
     tt_dtype dt;
     tt_ir_value x, w;
     if (!float_in2(ctx, args, 0, 1, &dt, &x, &w, "_prelu_kernel")) return tt_ir_builder_status(ctx->b);
-    return done(ctx, outs, sel(ctx, cmp(ctx, TT_CMP_GT, x, kl(ctx, x, 0.0)), x, mul(ctx, w, x)), dt);
+    return tt_lower_done(ctx, outs, sel(ctx, cmp(ctx, TT_CMP_GT, x, kl(ctx, x, 0.0)), x, mul(ctx, w, x)), dt);
 }
 
 /* ---- backward ---- */
@@ -271,11 +249,11 @@ static tt_status tt_lower_threshold_backward(LOWER_ARGS) {
     UNUSED_ARGS;
     int32_t idx[2] = {0, 1};
     tt_dtype dt = tt_lower_result_type_ctx(ctx, args, 2, idx);
-    if (dt == TT_BOOL) return unsupported(ctx, "threshold_backward", dt);
+    if (dt == TT_BOOL) return tt_lower_unsupported_dtype(ctx, "threshold_backward", dt);
     tt_ir_value v[2] = {tt_ir_convert(ctx->b, args[0].value, dt), tt_ir_convert(ctx->b, args[1].value, dt)};
     if (!tt_lower_broadcast_values(ctx, 2, v)) return tt_ir_builder_status(ctx->b);
-    tt_ir_value th = arg_like(ctx, &args[2], v[1]);
-    return done(ctx, outs, sel(ctx, cmp(ctx, TT_CMP_LE, v[1], th), kl(ctx, v[0], 0.0), v[0]), dt);
+    tt_ir_value th = tt_lower_arg_like(ctx, &args[2], v[1]);
+    return tt_lower_done(ctx, outs, sel(ctx, cmp(ctx, TT_CMP_LE, v[1], th), kl(ctx, v[0], 0.0), v[0]), dt);
 }
 
 static tt_status tt_lower_gelu_backward(LOWER_ARGS) {
@@ -304,7 +282,7 @@ static tt_status tt_lower_gelu_backward(LOWER_ARGS) {
                               kl(ctx, x, 0.39894228040143267794 /* 1/sqrt(2pi) */));
         d = add(ctx, cdf, mul(ctx, x, pdf));
     }
-    return done(ctx, outs, mul(ctx, g, d), dt);
+    return tt_lower_done(ctx, outs, mul(ctx, g, d), dt);
 }
 
 static tt_status tt_lower_silu_backward(LOWER_ARGS) {
@@ -315,7 +293,7 @@ static tt_status tt_lower_silu_backward(LOWER_ARGS) {
     tt_ir_value one = kl(ctx, x, 1.0);
     tt_ir_value s = dvd(ctx, one, add(ctx, one, un(ctx, TT_OP_EXP, un(ctx, TT_OP_NEGATE, x))));
     tt_ir_value d = mul(ctx, s, add(ctx, one, mul(ctx, x, sub(ctx, one, s))));
-    return done(ctx, outs, mul(ctx, g, d), dt);
+    return tt_lower_done(ctx, outs, mul(ctx, g, d), dt);
 }
 
 static tt_status tt_lower_sigmoid_backward(LOWER_ARGS) {
@@ -323,7 +301,7 @@ static tt_status tt_lower_sigmoid_backward(LOWER_ARGS) {
     tt_dtype dt;
     tt_ir_value g, y;
     if (!float_in2(ctx, args, 0, 1, &dt, &g, &y, "sigmoid_backward")) return tt_ir_builder_status(ctx->b);
-    return done(ctx, outs, mul(ctx, mul(ctx, g, sub(ctx, kl(ctx, y, 1.0), y)), y), dt);
+    return tt_lower_done(ctx, outs, mul(ctx, mul(ctx, g, sub(ctx, kl(ctx, y, 1.0), y)), y), dt);
 }
 
 static tt_status tt_lower_tanh_backward(LOWER_ARGS) {
@@ -331,7 +309,7 @@ static tt_status tt_lower_tanh_backward(LOWER_ARGS) {
     tt_dtype dt;
     tt_ir_value g, y;
     if (!float_in2(ctx, args, 0, 1, &dt, &g, &y, "tanh_backward")) return tt_ir_builder_status(ctx->b);
-    return done(ctx, outs, mul(ctx, g, sub(ctx, kl(ctx, y, 1.0), mul(ctx, y, y))), dt);
+    return tt_lower_done(ctx, outs, mul(ctx, g, sub(ctx, kl(ctx, y, 1.0), mul(ctx, y, y))), dt);
 }
 
 static tt_status tt_lower_leaky_relu_backward(LOWER_ARGS) {
@@ -339,8 +317,8 @@ static tt_status tt_lower_leaky_relu_backward(LOWER_ARGS) {
     tt_dtype dt;
     tt_ir_value g, x;
     if (!float_in2(ctx, args, 0, 1, &dt, &g, &x, "leaky_relu_backward")) return tt_ir_builder_status(ctx->b);
-    tt_ir_value slope = arg_like(ctx, &args[2], x);
-    return done(ctx, outs, sel(ctx, cmp(ctx, TT_CMP_GT, x, kl(ctx, x, 0.0)), g, mul(ctx, g, slope)), dt);
+    tt_ir_value slope = tt_lower_arg_like(ctx, &args[2], x);
+    return tt_lower_done(ctx, outs, sel(ctx, cmp(ctx, TT_CMP_GT, x, kl(ctx, x, 0.0)), g, mul(ctx, g, slope)), dt);
 }
 
 /* elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result). */
@@ -350,14 +328,14 @@ static tt_status tt_lower_elu_backward(LOWER_ARGS) {
     tt_ir_value g, x;
     if (!float_in2(ctx, args, 0, 5, &dt, &g, &x, "elu_backward")) return tt_ir_builder_status(ctx->b);
     bool is_result = args[4].kind == TT_ARG_BOOL && args[4].b;
-    tt_ir_value alpha = arg_like(ctx, &args[1], x), scale = arg_like(ctx, &args[2], x),
-                iscale = arg_like(ctx, &args[3], x);
+    tt_ir_value alpha = tt_lower_arg_like(ctx, &args[1], x), scale = tt_lower_arg_like(ctx, &args[2], x),
+                iscale = tt_lower_arg_like(ctx, &args[3], x);
     tt_ir_value negcoef = mul(ctx, alpha, scale);
     tt_ir_value neg = is_result ? mul(ctx, mul(ctx, g, iscale), add(ctx, x, negcoef))
                                 : mul(ctx, mul(ctx, mul(ctx, g, iscale), negcoef),
                                       un(ctx, TT_OP_EXP, mul(ctx, x, iscale)));
     tt_ir_value r = sel(ctx, cmp(ctx, TT_CMP_LE, x, kl(ctx, x, 0.0)), neg, mul(ctx, g, scale));
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 
 static tt_status tt_lower_hardtanh_backward(LOWER_ARGS) {
@@ -365,9 +343,9 @@ static tt_status tt_lower_hardtanh_backward(LOWER_ARGS) {
     tt_dtype dt;
     tt_ir_value g, x;
     if (!float_in2(ctx, args, 0, 1, &dt, &g, &x, "hardtanh_backward")) return tt_ir_builder_status(ctx->b);
-    tt_ir_value lo = arg_like(ctx, &args[2], x), hi = arg_like(ctx, &args[3], x);
+    tt_ir_value lo = tt_lower_arg_like(ctx, &args[2], x), hi = tt_lower_arg_like(ctx, &args[3], x);
     tt_ir_value out = bin(ctx, TT_OP_OR, cmp(ctx, TT_CMP_LE, x, lo), cmp(ctx, TT_CMP_GE, x, hi));
-    return done(ctx, outs, sel(ctx, out, kl(ctx, g, 0.0), g), dt);
+    return tt_lower_done(ctx, outs, sel(ctx, out, kl(ctx, g, 0.0), g), dt);
 }
 
 static tt_status tt_lower_softplus_backward(LOWER_ARGS) {
@@ -375,11 +353,11 @@ static tt_status tt_lower_softplus_backward(LOWER_ARGS) {
     tt_dtype dt;
     tt_ir_value g, x;
     if (!float_in2(ctx, args, 0, 1, &dt, &g, &x, "softplus_backward")) return tt_ir_builder_status(ctx->b);
-    tt_ir_value beta = arg_like(ctx, &args[2], x), th = arg_like(ctx, &args[3], x);
+    tt_ir_value beta = tt_lower_arg_like(ctx, &args[2], x), th = tt_lower_arg_like(ctx, &args[3], x);
     tt_ir_value xb = mul(ctx, x, beta);
     tt_ir_value z = un(ctx, TT_OP_EXP, xb);
     tt_ir_value r = sel(ctx, cmp(ctx, TT_CMP_GT, xb, th), g, dvd(ctx, mul(ctx, g, z), add(ctx, z, kl(ctx, z, 1.0))));
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 
 static tt_status tt_lower_hardsigmoid_backward(LOWER_ARGS) {
@@ -388,7 +366,7 @@ static tt_status tt_lower_hardsigmoid_backward(LOWER_ARGS) {
     tt_ir_value g, x;
     if (!float_in2(ctx, args, 0, 1, &dt, &g, &x, "hardsigmoid_backward")) return tt_ir_builder_status(ctx->b);
     tt_ir_value in = bin(ctx, TT_OP_AND, cmp(ctx, TT_CMP_GT, x, kl(ctx, x, -3.0)), cmp(ctx, TT_CMP_LT, x, kl(ctx, x, 3.0)));
-    return done(ctx, outs, sel(ctx, in, dvd(ctx, g, kl(ctx, g, 6.0)), kl(ctx, g, 0.0)), dt);
+    return tt_lower_done(ctx, outs, sel(ctx, in, dvd(ctx, g, kl(ctx, g, 6.0)), kl(ctx, g, 0.0)), dt);
 }
 
 static tt_status tt_lower_hardswish_backward(LOWER_ARGS) {
@@ -399,7 +377,7 @@ static tt_status tt_lower_hardswish_backward(LOWER_ARGS) {
     tt_ir_value mid = mul(ctx, g, add(ctx, dvd(ctx, x, kl(ctx, x, 3.0)), kl(ctx, x, 0.5)));
     tt_ir_value r = sel(ctx, cmp(ctx, TT_CMP_LT, x, kl(ctx, x, -3.0)), kl(ctx, g, 0.0),
                         sel(ctx, cmp(ctx, TT_CMP_LE, x, kl(ctx, x, 3.0)), mid, g));
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 
 static tt_status tt_lower_mish_backward(LOWER_ARGS) {
@@ -411,7 +389,7 @@ static tt_status tt_lower_mish_backward(LOWER_ARGS) {
     tt_ir_value s = sigmoid_v(ctx, x);
     tt_ir_value t = un(ctx, TT_OP_TANH, softplus1(ctx, x));
     tt_ir_value d = add(ctx, t, mul(ctx, mul(ctx, x, s), sub(ctx, one, mul(ctx, t, t))));
-    return done(ctx, outs, mul(ctx, g, d), dt);
+    return tt_lower_done(ctx, outs, mul(ctx, g, d), dt);
 }
 
 /* logit_backward(grad, x, eps?): grad / (x (1 - x)) inside the valid range; NaN (no eps) or 0 (eps) outside. */
@@ -424,23 +402,23 @@ static tt_status tt_lower_logit_backward(LOWER_ARGS) {
     tt_ir_value d = dvd(ctx, g, mul(ctx, x, sub(ctx, one, x)));
     tt_ir_value r;
     if (nargs > 2 && args[2].kind != TT_ARG_NONE) {
-        tt_ir_value lo = arg_like(ctx, &args[2], x), hi = sub(ctx, one, lo);
+        tt_ir_value lo = tt_lower_arg_like(ctx, &args[2], x), hi = sub(ctx, one, lo);
         tt_ir_value out = bin(ctx, TT_OP_OR, cmp(ctx, TT_CMP_LT, x, lo), cmp(ctx, TT_CMP_GT, x, hi));
         r = sel(ctx, out, kl(ctx, x, 0.0), d);
     } else {
         tt_ir_value out = bin(ctx, TT_OP_OR, cmp(ctx, TT_CMP_LT, x, kl(ctx, x, 0.0)), cmp(ctx, TT_CMP_GT, x, one));
         r = sel(ctx, out, kl(ctx, x, NAN), d);
     }
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 
 static tt_status shrink_backward(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs) {
     tt_dtype dt;
     tt_ir_value g, x;
     if (!float_in2(ctx, args, 0, 1, &dt, &g, &x, "shrink_backward")) return tt_ir_builder_status(ctx->b);
-    tt_ir_value l = arg_like(ctx, &args[2], x);
+    tt_ir_value l = tt_lower_arg_like(ctx, &args[2], x);
     tt_ir_value in = bin(ctx, TT_OP_AND, cmp(ctx, TT_CMP_GE, x, un(ctx, TT_OP_NEGATE, l)), cmp(ctx, TT_CMP_LE, x, l));
-    return done(ctx, outs, sel(ctx, in, kl(ctx, g, 0.0), g), dt);
+    return tt_lower_done(ctx, outs, sel(ctx, in, kl(ctx, g, 0.0), g), dt);
 }
 static tt_status tt_lower_shrink_backward(LOWER_ARGS) {
     UNUSED_ARGS;

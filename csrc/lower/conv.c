@@ -22,17 +22,6 @@
 
 /* ---- helpers ---- */
 
-/* A copy of v's type in store (NULL if v has none). Types are copied because the builder's storage moves as
- * values are added; store is a block-scoped compound literal at the call sites. */
-static const tt_ir_type *cv_type(tt_lower_ctx *ctx, tt_ir_value v, tt_ir_type *store) {
-    const tt_ir_type *t = tt_lower_type(ctx, v);
-    if (!t) return NULL;
-    *store = *t;
-    return store;
-}
-
-static tt_dtype cv_acc(tt_dtype dt) { return (dt == TT_BF16 || dt == TT_F16) ? TT_F32 : dt; }
-
 static tt_precision cv_precision(tt_lower_ctx *ctx, tt_dtype dt) {
     return (dt == TT_F32 || dt == TT_BF16 || dt == TT_F16) ? ctx->precision : TT_PRECISION_FP32;
 }
@@ -79,7 +68,7 @@ static tt_status cv_expand(tt_lower_ctx *ctx, const tt_arg *a, int32_t S, const 
 
 /* Slice spatial dims (2..) of x to [start[s], start[s] + len[s]); returns x when nothing changes. */
 static tt_ir_value cv_slice_spatial(tt_lower_ctx *ctx, tt_ir_value x, const int64_t *start, const int64_t *len) {
-    const tt_ir_type *t = cv_type(ctx, x, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, x, (tt_ir_type[1]){{0}});
     if (!t) return TT_IR_NONE;
     int64_t st[TT_MAX_RANK], lim[TT_MAX_RANK];
     bool same = true;
@@ -97,7 +86,7 @@ static tt_ir_value cv_slice_spatial(tt_lower_ctx *ctx, tt_ir_value x, const int6
 
 /* Swaps dims 0 and 1. */
 static tt_ir_value cv_swap01(tt_lower_ctx *ctx, tt_ir_value x) {
-    const tt_ir_type *t = cv_type(ctx, x, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, x, (tt_ir_type[1]){{0}});
     if (!t) return TT_IR_NONE;
     int64_t perm[TT_MAX_RANK];
     for (int32_t d = 0; d < t->rank; d++) perm[d] = d;
@@ -117,7 +106,7 @@ typedef struct cv_params {
 static tt_ir_value cv_conv(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value k, int32_t S, const int64_t *strides,
                            const int64_t *lo, const int64_t *hi, const int64_t *lhs_dil, const int64_t *rhs_dil,
                            int64_t fgc, int64_t bgc) {
-    const tt_ir_type *t = cv_type(ctx, x, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, x, (tt_ir_type[1]){{0}});
     if (!t) return TT_IR_NONE;
     tt_ir_attrs a;
     memset(&a, 0, sizeof a);
@@ -129,7 +118,7 @@ static tt_ir_value cv_conv(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value k, int3
     a.conv.feature_group_count = fgc;
     a.conv.batch_group_count = bgc;
     a.conv.precision = cv_precision(ctx, t->dtype);
-    return tt_ir_convolution(ctx->b, x, k, &a, cv_acc(t->dtype));
+    return tt_ir_convolution(ctx->b, x, k, &a, tt_lower_opmath(t->dtype));
 }
 
 /* Regular convolution x [N,C,S..] * w [O,C/g,K..] -> [N,O,S'..] (accumulation dtype). */
@@ -141,7 +130,7 @@ static tt_ir_value cv_forward(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value w, c
 /* Transposed convolution x [N,Cin,S..] with w [Cin,O/g,K..] -> [N,O,out..] where out_s = (in-1)*stride - 2*pad +
  * dil*(k-1) + opad + 1 (opad as given; callers check it). */
 static tt_ir_value cv_transposed(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value w, const cv_params *p) {
-    const tt_ir_type *tx = cv_type(ctx, x, (tt_ir_type[1]){{0}}), *tw = cv_type(ctx, w, (tt_ir_type[1]){{0}});
+    const tt_ir_type *tx = tt_lower_type_into(ctx, x, (tt_ir_type[1]){{0}}), *tw = tt_lower_type_into(ctx, w, (tt_ir_type[1]){{0}});
     if (!tx || !tw) return TT_IR_NONE;
     int32_t S = p->S;
     int64_t g = p->groups, cin = tw->dims[0], og = tw->dims[1];
@@ -292,16 +281,16 @@ static tt_status tt_lower_convolution(tt_lower_ctx *ctx, const tt_arg *args, int
     (void)nouts;
     if (nargs < 9) return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "convolution: expected 9 arguments");
     tt_ir_value x = args[0].value, w = args[1].value;
-    const tt_ir_type *tx = cv_type(ctx, x, (tt_ir_type[1]){{0}}), *tw = cv_type(ctx, w, (tt_ir_type[1]){{0}});
+    const tt_ir_type *tx = tt_lower_type_into(ctx, x, (tt_ir_type[1]){{0}}), *tw = tt_lower_type_into(ctx, w, (tt_ir_type[1]){{0}});
     if (!tx || !tw) return tt_ir_builder_status(ctx->b);
     cv_params p;
     if (cv_parse(ctx, tx, tw, &args[3], &p) != TT_OK) return tt_ir_builder_status(ctx->b);
     tt_dtype dt = tx->dtype;
     tt_ir_value y = p.transposed ? cv_transposed(ctx, x, w, &p) : cv_forward(ctx, x, w, &p);
-    const tt_ir_type *ty = cv_type(ctx, y, (tt_ir_type[1]){{0}});
+    const tt_ir_type *ty = tt_lower_type_into(ctx, y, (tt_ir_type[1]){{0}});
     if (!ty) return tt_ir_builder_status(ctx->b);
     if (args[2].kind == TT_ARG_TENSOR && args[2].value != TT_IR_NONE) {
-        const tt_ir_type *tb = cv_type(ctx, args[2].value, (tt_ir_type[1]){{0}});
+        const tt_ir_type *tb = tt_lower_type_into(ctx, args[2].value, (tt_ir_type[1]){{0}});
         if (!tb) return tt_ir_builder_status(ctx->b);
         if (tb->rank != 1 || tb->dims[0] != ty->dims[1]) {
             char wb[128], bb[128];
@@ -336,7 +325,7 @@ static tt_status tt_lower_convolution_backward(tt_lower_ctx *ctx, const tt_arg *
     if (nargs < 11 || nouts < 3)
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "convolution_backward: bad arity");
     tt_ir_value go = args[0].value, x = args[1].value, w = args[2].value;
-    const tt_ir_type *tg = cv_type(ctx, go, (tt_ir_type[1]){{0}}), *tx = cv_type(ctx, x, (tt_ir_type[1]){{0}}), *tw = cv_type(ctx, w, (tt_ir_type[1]){{0}});
+    const tt_ir_type *tg = tt_lower_type_into(ctx, go, (tt_ir_type[1]){{0}}), *tx = tt_lower_type_into(ctx, x, (tt_ir_type[1]){{0}}), *tw = tt_lower_type_into(ctx, w, (tt_ir_type[1]){{0}});
     if (!tg || !tx || !tw) return tt_ir_builder_status(ctx->b);
     cv_params p;
     if (cv_parse(ctx, tx, tw, &args[4], &p) != TT_OK) return tt_ir_builder_status(ctx->b);
@@ -382,7 +371,7 @@ static tt_status tt_lower_convolution_backward(tt_lower_ctx *ctx, const tt_arg *
         int32_t nr = 0;
         for (int32_t d = 0; d < tg->rank; d++)
             if (d != 1) rd[nr++] = d;
-        tt_ir_value s = tt_ir_reduce(ctx->b, TT_REDUCE_ADD, tt_ir_convert(ctx->b, go, cv_acc(dt)), nr, rd);
+        tt_ir_value s = tt_ir_reduce(ctx->b, TT_REDUCE_ADD, tt_ir_convert(ctx->b, go, tt_lower_opmath(dt)), nr, rd);
         outs[2] = tt_ir_convert(ctx->b, s, dt);
     } else {
         outs[2] = tt_lower_full(ctx, dt, 1, &nb, 0.0);
@@ -498,7 +487,7 @@ static int64_t pl_pad_high(const pl_params *q, int i) {
 
 /* x's last two dims sliced to [h0, h0 + nh) x [w0, w0 + nw); x itself when that is everything. */
 static tt_ir_value pl_slice_hw(tt_lower_ctx *ctx, tt_ir_value x, int64_t h0, int64_t nh, int64_t w0, int64_t nw) {
-    const tt_ir_type *t = cv_type(ctx, x, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, x, (tt_ir_type[1]){{0}});
     if (!t) return TT_IR_NONE;
     int32_t r = t->rank;
     if (h0 == 0 && w0 == 0 && t->dims[r - 2] == nh && t->dims[r - 1] == nw) return x;
@@ -523,7 +512,7 @@ static tt_status tt_lower_max_pool2d_with_indices(tt_lower_ctx *ctx, const tt_ar
                                                   tt_ir_value *outs, int32_t nouts) {
     (void)nargs; (void)nouts;
     tt_ir_value x = args[0].value;
-    const tt_ir_type *tx = cv_type(ctx, x, (tt_ir_type[1]){{0}});
+    const tt_ir_type *tx = tt_lower_type_into(ctx, x, (tt_ir_type[1]){{0}});
     if (!tx) return tt_ir_builder_status(ctx->b);
     pl_params q;
     if (pl_parse(ctx, tx, "max_pool2d", &args[1], &args[2], &args[3], &args[4], &args[5], &q)) return tt_ir_builder_status(ctx->b);
@@ -609,8 +598,8 @@ static tt_status tt_lower_max_pool2d_with_indices_backward(tt_lower_ctx *ctx, co
                                                            tt_ir_value *outs, int32_t nouts) {
     (void)nargs; (void)nouts;
     tt_ir_value go = args[0].value, idx = args[7].value;
-    const tt_ir_type *tg = cv_type(ctx, go, (tt_ir_type[1]){{0}}), *tx = cv_type(ctx, args[1].value, (tt_ir_type[1]){{0}}),
-                     *ti = cv_type(ctx, idx, (tt_ir_type[1]){{0}});
+    const tt_ir_type *tg = tt_lower_type_into(ctx, go, (tt_ir_type[1]){{0}}), *tx = tt_lower_type_into(ctx, args[1].value, (tt_ir_type[1]){{0}}),
+                     *ti = tt_lower_type_into(ctx, idx, (tt_ir_type[1]){{0}});
     if (!tg || !tx || !ti) return tt_ir_builder_status(ctx->b);
     if (tx->rank != 3 && tx->rank != 4)
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "non-empty 3D or 4D (batch mode) tensor expected for input");
@@ -624,7 +613,7 @@ static tt_status tt_lower_max_pool2d_with_indices_backward(tt_lower_ctx *ctx, co
     }
     for (int32_t d = 0; d < r; d++)
         if (ti->dims[d] != tg->dims[d]) return TT_STATUS_UNSUPPORTED;
-    tt_dtype acc = cv_acc(tg->dtype);
+    tt_dtype acc = tt_lower_opmath(tg->dtype);
     int64_t pm[2] = {P, M}, flat = P * M, total = P * plane, col[2] = {P * M, 1};
     /* global index = row * plane + index within the plane */
     tt_ir_value gi = tt_ir_reshape(ctx->b, tt_ir_convert(ctx->b, idx, TT_I64), 2, pm);
@@ -689,7 +678,7 @@ static tt_status tt_lower_avg_pool2d(tt_lower_ctx *ctx, const tt_arg *args, int3
                                      int32_t nouts) {
     (void)nargs; (void)nouts;
     tt_ir_value x = args[0].value;
-    const tt_ir_type *tx = cv_type(ctx, x, (tt_ir_type[1]){{0}});
+    const tt_ir_type *tx = tt_lower_type_into(ctx, x, (tt_ir_type[1]){{0}});
     if (!tx) return tt_ir_builder_status(ctx->b);
     pl_params q;
     if (pl_parse(ctx, tx, "avg_pool2d", &args[1], &args[2], &args[3], NULL, &args[4], &q)) return tt_ir_builder_status(ctx->b);
@@ -698,7 +687,7 @@ static tt_status tt_lower_avg_pool2d(tt_lower_ctx *ctx, const tt_arg *args, int3
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "divisor must be not zero");
     bool cip = !(args[5].kind == TT_ARG_BOOL && !args[5].b);
     int32_t r = tx->rank;
-    tt_dtype acc = cv_acc(tx->dtype);
+    tt_dtype acc = tt_lower_opmath(tx->dtype);
     tt_ir_attrs a;
     memset(&a, 0, sizeof a);
     a.reduce_window.kind = TT_REDUCE_ADD;
@@ -730,7 +719,7 @@ static tt_status tt_lower_avg_pool2d_backward(tt_lower_ctx *ctx, const tt_arg *a
                                               int32_t nouts) {
     (void)nargs; (void)nouts;
     tt_ir_value go = args[0].value;
-    const tt_ir_type *tx = cv_type(ctx, args[1].value, (tt_ir_type[1]){{0}}), *tg = cv_type(ctx, go, (tt_ir_type[1]){{0}});
+    const tt_ir_type *tx = tt_lower_type_into(ctx, args[1].value, (tt_ir_type[1]){{0}}), *tg = tt_lower_type_into(ctx, go, (tt_ir_type[1]){{0}});
     if (!tx || !tg) return tt_ir_builder_status(ctx->b);
     pl_params q;
     if (pl_parse(ctx, tx, "avg_pool2d", &args[2], &args[3], &args[4], NULL, &args[5], &q)) return tt_ir_builder_status(ctx->b);
@@ -739,7 +728,7 @@ static tt_status tt_lower_avg_pool2d_backward(tt_lower_ctx *ctx, const tt_arg *a
     if (tg->dims[r - 2] != q.out[0] || tg->dims[r - 1] != q.out[1])
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "avg_pool2d_backward: grad_output has the wrong shape");
     bool cip = !(args[6].kind == TT_ARG_BOOL && !args[6].b);
-    tt_dtype acc = cv_acc(tx->dtype);
+    tt_dtype acc = tt_lower_opmath(tx->dtype);
     tt_ir_value div = pl_avg_divisor(ctx, &q, cip, &args[7], acc, r, tg->dims);
     tt_ir_value g = tt_ir_binary(ctx->b, TT_OP_DIVIDE, tt_ir_convert(ctx->b, go, acc), div);
     int64_t lo[TT_MAX_RANK] = {0}, hi[TT_MAX_RANK] = {0}, in[TT_MAX_RANK] = {0};
@@ -797,7 +786,7 @@ static tt_ir_value pl_contract(tt_lower_ctx *ctx, tt_ir_value x, int32_t r, int3
     a.dot.lhs_contract.v[0] = cdim;
     a.dot.rhs_contract.v[0] = 1;
     a.dot.precision = TT_PRECISION_FP32; /* 0/1 weights: exact sums, whatever the user precision */
-    const tt_ir_type *t = cv_type(ctx, x, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, x, (tt_ir_type[1]){{0}});
     if (!t) return TT_IR_NONE;
     tt_ir_value y = tt_ir_dot_general(ctx->b, x, mask, &a, t->dtype); /* [..., other, n] */
     if (cdim == r - 1) return y;
@@ -839,7 +828,7 @@ static tt_status tt_lower_adaptive_avg_pool2d(tt_lower_ctx *ctx, const tt_arg *a
                                               int32_t nouts) {
     (void)nargs; (void)nouts;
     tt_ir_value x = args[0].value;
-    const tt_ir_type *tx = cv_type(ctx, x, (tt_ir_type[1]){{0}});
+    const tt_ir_type *tx = tt_lower_type_into(ctx, x, (tt_ir_type[1]){{0}});
     if (!tx) return tt_ir_builder_status(ctx->b);
     if (tx->rank != 3 && tx->rank != 4)
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
@@ -852,7 +841,7 @@ static tt_status tt_lower_adaptive_avg_pool2d(tt_lower_ctx *ctx, const tt_arg *a
     int64_t H = tx->dims[r - 2], W = tx->dims[r - 1];
     if (H == 0 || W == 0 || os[0] > PL_MAX_ADAPT || os[1] > PL_MAX_ADAPT || H > PL_MAX_ADAPT || W > PL_MAX_ADAPT)
         return TT_STATUS_UNSUPPORTED;
-    tt_dtype acc = cv_acc(tx->dtype);
+    tt_dtype acc = tt_lower_opmath(tx->dtype);
     int64_t ch[PL_MAX_ADAPT], cw[PL_MAX_ADAPT];
     tt_ir_value mh = pl_adaptive_mask(ctx, os[0], H, acc, ch), mw = pl_adaptive_mask(ctx, os[1], W, acc, cw);
     tt_ir_value y = pl_contract(ctx, tt_ir_convert(ctx->b, x, acc), r, r - 1, mw); /* [..., H, OW] */
@@ -871,7 +860,7 @@ static tt_status tt_lower_adaptive_avg_pool2d_backward(tt_lower_ctx *ctx, const 
                                                        tt_ir_value *outs, int32_t nouts) {
     (void)nargs; (void)nouts;
     tt_ir_value go = args[0].value;
-    const tt_ir_type *tg = cv_type(ctx, go, (tt_ir_type[1]){{0}}), *tx = cv_type(ctx, args[1].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *tg = tt_lower_type_into(ctx, go, (tt_ir_type[1]){{0}}), *tx = tt_lower_type_into(ctx, args[1].value, (tt_ir_type[1]){{0}});
     if (!tg || !tx) return tt_ir_builder_status(ctx->b);
     if ((tx->rank != 3 && tx->rank != 4) || tg->rank != tx->rank || !tt_dtype_is_float(tg->dtype))
         return TT_STATUS_UNSUPPORTED;
@@ -879,7 +868,7 @@ static tt_status tt_lower_adaptive_avg_pool2d_backward(tt_lower_ctx *ctx, const 
     int64_t H = tx->dims[r - 2], W = tx->dims[r - 1], OH = tg->dims[r - 2], OW = tg->dims[r - 1];
     if (H == 0 || W == 0 || OH > PL_MAX_ADAPT || OW > PL_MAX_ADAPT || H > PL_MAX_ADAPT || W > PL_MAX_ADAPT)
         return TT_STATUS_UNSUPPORTED;
-    tt_dtype acc = cv_acc(tg->dtype);
+    tt_dtype acc = tt_lower_opmath(tg->dtype);
     int64_t ch[PL_MAX_ADAPT], cw[PL_MAX_ADAPT];
     tt_ir_value mh = pl_adaptive_mask(ctx, OH, H, acc, ch), mw = pl_adaptive_mask(ctx, OW, W, acc, cw);
     tt_ir_value cnt = pl_adaptive_counts(ctx, ch, cw, OH, OW, acc, r, tg->dims);
@@ -891,7 +880,6 @@ static tt_status tt_lower_adaptive_avg_pool2d_backward(tt_lower_ctx *ctx, const 
     outs[0] = tt_ir_convert(ctx->b, g, tx->dtype);
     return tt_ir_builder_status(ctx->b);
 }
-
 
 const tt_lower_entry tt_lower_table_conv[] = {
     {"aten::convolution", tt_lower_convolution},

@@ -12,18 +12,6 @@
 
 /* ---- small helpers ---- */
 
-static tt_ir_type vtype(tt_lower_ctx *ctx, tt_ir_value v) {
-    tt_ir_type t;
-    memset(&t, 0, sizeof t);
-    const tt_ir_type *p = v == TT_IR_NONE ? NULL : tt_lower_type(ctx, v);
-    if (p) t = *p;
-    return t;
-}
-
-static tt_status unsupported(tt_lower_ctx *ctx, const char *what) {
-    return tt_ir_builder_fail(ctx->b, TT_STATUS_UNSUPPORTED, "%s: unsupported arguments on tpu", what);
-}
-
 /* The dtype argument, or dflt when it is None. */
 static tt_dtype dtype_arg(const tt_arg *a, tt_dtype dflt) { return a && a->kind == TT_ARG_DTYPE ? a->dtype : dflt; }
 
@@ -48,7 +36,7 @@ static int64_t arg_int(const tt_arg *a) {
 /* A sizes argument checked for negatives (PyTorch's message). */
 static bool size_arg(tt_lower_ctx *ctx, const tt_arg *a, int32_t *rank, int64_t *dims) {
     if (a->kind != TT_ARG_INTS || a->n > TT_MAX_RANK) {
-        unsupported(ctx, "size argument");
+        tt_lower_unsupported(ctx, "size argument");
         return false;
     }
     for (int32_t i = 0; i < a->n; i++) {
@@ -75,11 +63,11 @@ static tt_status tt_lower_fill(tt_lower_ctx *ctx, const tt_arg *args, int32_t na
                                int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type xt = vtype(ctx, args[0].value);
-    if (args[1].kind == TT_ARG_TENSOR && !args[1].wrapped_number && vtype(ctx, args[1].value).rank != 0)
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
+    if (args[1].kind == TT_ARG_TENSOR && !args[1].wrapped_number && tt_lower_type_copy(ctx, args[1].value).rank != 0)
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
                                   "fill_ only supports 0-dimension value tensor but got tensor with %d dimensions.",
-                                  vtype(ctx, args[1].value).rank);
+                                  tt_lower_type_copy(ctx, args[1].value).rank);
     outs[0] = fill_value(ctx, &args[1], xt.dtype, xt.rank, xt.dims);
     return tt_ir_builder_status(ctx->b);
 }
@@ -88,14 +76,14 @@ static tt_status tt_lower_zero(tt_lower_ctx *ctx, const tt_arg *args, int32_t na
                                int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type xt = vtype(ctx, args[0].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
     outs[0] = tt_lower_full(ctx, xt.dtype, xt.rank, xt.dims, 0.0);
     return tt_ir_builder_status(ctx->b);
 }
 
 /* zeros_like / ones_like(self, dtype, ...) */
 static tt_status like_const(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs, double v) {
-    tt_ir_type xt = vtype(ctx, args[0].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
     tt_dtype dt = dtype_arg(nargs > 1 ? &args[1] : NULL, xt.dtype);
     outs[0] = tt_lower_full(ctx, dt, xt.rank, xt.dims, v);
     return tt_ir_builder_status(ctx->b);
@@ -117,7 +105,7 @@ static tt_status tt_lower_ones_like(tt_lower_ctx *ctx, const tt_arg *args, int32
 static tt_status tt_lower_full_like(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                     int32_t nouts) {
     (void)nouts;
-    tt_ir_type xt = vtype(ctx, args[0].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
     tt_dtype dt = dtype_arg(nargs > 2 ? &args[2] : NULL, xt.dtype);
     outs[0] = fill_value(ctx, &args[1], dt, xt.rank, xt.dims);
     return tt_ir_builder_status(ctx->b);
@@ -162,7 +150,7 @@ static tt_status new_const(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs,
     int32_t rank;
     int64_t dims[TT_MAX_RANK];
     if (!size_arg(ctx, &args[1], &rank, dims)) return tt_ir_builder_status(ctx->b);
-    tt_dtype dt = dtype_arg(nargs > 2 ? &args[2] : NULL, vtype(ctx, args[0].value).dtype);
+    tt_dtype dt = dtype_arg(nargs > 2 ? &args[2] : NULL, tt_lower_type_copy(ctx, args[0].value).dtype);
     outs[0] = tt_lower_full(ctx, dt, rank, dims, v);
     return tt_ir_builder_status(ctx->b);
 }
@@ -186,7 +174,7 @@ static tt_status tt_lower_new_full(tt_lower_ctx *ctx, const tt_arg *args, int32_
     int32_t rank;
     int64_t dims[TT_MAX_RANK];
     if (!size_arg(ctx, &args[1], &rank, dims)) return tt_ir_builder_status(ctx->b);
-    tt_dtype dt = dtype_arg(nargs > 3 ? &args[3] : NULL, vtype(ctx, args[0].value).dtype);
+    tt_dtype dt = dtype_arg(nargs > 3 ? &args[3] : NULL, tt_lower_type_copy(ctx, args[0].value).dtype);
     outs[0] = fill_value(ctx, &args[2], dt, rank, dims);
     return tt_ir_builder_status(ctx->b);
 }
@@ -220,8 +208,8 @@ static tt_status arange_common(tt_lower_ctx *ctx, const tt_arg *start, const tt_
                                const tt_arg *dtype, tt_ir_value *outs) {
     bool all_int = (!start || is_int_scalar(start)) && is_int_scalar(end) && (!step || is_int_scalar(step));
     tt_dtype dt = dtype_arg(dtype, all_int ? TT_I64 : TT_F32);
-    if (dt == TT_BOOL) return unsupported(ctx, "arange as bool");
-    if (tt_dtype_is_int(dt) && !all_int) return unsupported(ctx, "integer arange with float bounds");
+    if (dt == TT_BOOL) return tt_lower_unsupported(ctx, "arange as bool");
+    if (tt_dtype_is_int(dt) && !all_int) return tt_lower_unsupported(ctx, "integer arange with float bounds");
     int64_t n;
     if (all_int) {
         int64_t a = start ? arg_int(start) : 0, z = arg_int(end), s = step ? arg_int(step) : 1;
@@ -294,7 +282,7 @@ static tt_status tt_lower_linspace(tt_lower_ctx *ctx, const tt_arg *args, int32_
     int64_t steps = args[2].i;
     if (steps < 0) return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "number of steps must be non-negative");
     tt_dtype dt = dtype_arg(nargs > 3 ? &args[3] : NULL, TT_F32);
-    if (!tt_dtype_is_float(dt)) return unsupported(ctx, "integer linspace");
+    if (!tt_dtype_is_float(dt)) return tt_lower_unsupported(ctx, "integer linspace");
     if (steps == 0) {
         outs[0] = tt_lower_full(ctx, dt, 1, &steps, 0.0);
         return tt_ir_builder_status(ctx->b);
@@ -311,7 +299,7 @@ static tt_status tt_lower_logspace(tt_lower_ctx *ctx, const tt_arg *args, int32_
     int64_t steps = args[2].i;
     if (steps < 0) return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "number of steps must be non-negative");
     tt_dtype dt = dtype_arg(nargs > 4 ? &args[4] : NULL, TT_F32);
-    if (!tt_dtype_is_float(dt)) return unsupported(ctx, "integer logspace");
+    if (!tt_dtype_is_float(dt)) return tt_lower_unsupported(ctx, "integer logspace");
     if (steps == 0) {
         outs[0] = tt_lower_full(ctx, dt, 1, &steps, 0.0);
         return tt_ir_builder_status(ctx->b);
@@ -358,8 +346,8 @@ static tt_status tri_indices(tt_lower_ctx *ctx, const tt_arg *args, int32_t narg
         return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "row must be non-negative, got%lld",
                                   (long long)(row < 0 ? row : col));
     tt_dtype dt = dtype_arg(nargs > 3 ? &args[3] : NULL, TT_I64);
-    if (dt != TT_I64 && dt != TT_I32) return unsupported(ctx, "tril_indices dtype");
-    if (row > 0 && col > (int64_t)(((size_t)1 << 26) / (size_t)row)) return unsupported(ctx, "tril_indices size");
+    if (dt != TT_I64 && dt != TT_I32) return tt_lower_unsupported(ctx, "tril_indices dtype");
+    if (row > 0 && col > (int64_t)(((size_t)1 << 26) / (size_t)row)) return tt_lower_unsupported(ctx, "tril_indices size");
     int64_t n = 0;
     for (int64_t i = 0; i < row; i++)
         for (int64_t j = 0; j < col; j++)

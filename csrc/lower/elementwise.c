@@ -31,11 +31,6 @@ static tt_ir_value sel(tt_lower_ctx *ctx, tt_ir_value p, tt_ir_value a, tt_ir_va
 /* A constant shaped and typed like x. */
 static tt_ir_value kl(tt_lower_ctx *ctx, tt_ir_value x, double v) { return tt_lower_like(ctx, x, v); }
 
-static tt_dtype dtype_of(tt_lower_ctx *ctx, tt_ir_value v) {
-    const tt_ir_type *t = tt_lower_type(ctx, v);
-    return t ? t->dtype : TT_F32;
-}
-
 static tt_dtype rtype2(tt_lower_ctx *ctx, const tt_arg *args, int32_t i, int32_t j) {
     int32_t idx[2] = {i, j};
     return tt_lower_result_type_ctx(ctx, args, 2, idx);
@@ -52,15 +47,6 @@ static bool prep2(tt_lower_ctx *ctx, const tt_arg *a, const tt_arg *b, tt_dtype 
     return true;
 }
 
-/* A scalar (or tensor) argument as a value of like's dtype, broadcast to like's shape. */
-static tt_ir_value arg_like(tt_lower_ctx *ctx, const tt_arg *a, tt_ir_value like) {
-    const tt_ir_type *tp = tt_lower_type(ctx, like);
-    if (!tp) return TT_IR_NONE;
-    tt_ir_type t = *tp; /* copy: the builder's type array moves when it grows */
-    tt_ir_value v = tt_lower_arg(ctx, a, t.dtype);
-    return tt_lower_to(ctx, v, t.dtype, t.rank, t.dims);
-}
-
 static bool arg_is_none(const tt_arg *args, int32_t nargs, int32_t i) {
     return i >= nargs || args[i].kind == TT_ARG_NONE;
 }
@@ -73,15 +59,6 @@ static bool arg_is_one(const tt_arg *args, int32_t nargs, int32_t i) {
     const tt_arg *a = &args[i];
     if (a->kind == TT_ARG_TENSOR) return false;
     return tt_lower_arg_double(a) == 1.0;
-}
-
-static tt_status done(tt_lower_ctx *ctx, tt_ir_value *outs, tt_ir_value v, tt_dtype dt) {
-    outs[0] = tt_ir_convert(ctx->b, v, dt);
-    return tt_ir_builder_status(ctx->b);
-}
-
-static tt_status unsupported(tt_lower_ctx *ctx, const char *op, tt_dtype dt) {
-    return tt_ir_builder_fail(ctx->b, TT_STATUS_UNSUPPORTED, "%s: dtype %s not lowered", op, tt_dtype_name(dt));
 }
 
 /* x != x: NaN test (false for integers by construction). */
@@ -133,9 +110,9 @@ static tt_status add_like(LOWER_ARGS, bool sub, bool reverse) {
     (void)nouts;
     tt_dtype dt = rtype2(ctx, args, 0, 1);
     if (sub) {
-        bool b0 = args[0].kind == TT_ARG_TENSOR ? dtype_of(ctx, args[0].value) == TT_BOOL
+        bool b0 = args[0].kind == TT_ARG_TENSOR ? tt_lower_dtype_of(ctx, args[0].value) == TT_BOOL
                                                 : args[0].kind == TT_ARG_SCALAR && args[0].dtype == TT_BOOL;
-        bool b1 = args[1].kind == TT_ARG_TENSOR ? dtype_of(ctx, args[1].value) == TT_BOOL
+        bool b1 = args[1].kind == TT_ARG_TENSOR ? tt_lower_dtype_of(ctx, args[1].value) == TT_BOOL
                                                 : args[1].kind == TT_ARG_SCALAR && args[1].dtype == TT_BOOL;
         if (b0 && b1)
             return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
@@ -173,7 +150,7 @@ static tt_status add_like(LOWER_ARGS, bool sub, bool reverse) {
         tt_ir_value al = tt_ir_convert(ctx->b, tt_lower_arg(ctx, &args[2], dt), ct);
         y = bin(ctx, TT_OP_MULTIPLY, y, tt_lower_to(ctx, al, ct, t.rank, t.dims));
     }
-    return done(ctx, outs, bin(ctx, sub ? TT_OP_SUBTRACT : TT_OP_ADD, x, y), dt);
+    return tt_lower_done(ctx, outs, bin(ctx, sub ? TT_OP_SUBTRACT : TT_OP_ADD, x, y), dt);
 }
 
 static tt_status tt_lower_add(LOWER_ARGS) { return add_like(ctx, args, nargs, outs, nouts, false, false); }
@@ -185,7 +162,7 @@ static tt_status tt_lower_mul(LOWER_ARGS) {
     tt_dtype dt = rtype2(ctx, args, 0, 1), ct = tt_lower_opmath(dt);
     tt_ir_value x, y;
     if (!prep2(ctx, &args[0], &args[1], ct, &x, &y)) return tt_ir_builder_status(ctx->b);
-    return done(ctx, outs, bin(ctx, TT_OP_MULTIPLY, x, y), dt); /* bool multiply is and */
+    return tt_lower_done(ctx, outs, bin(ctx, TT_OP_MULTIPLY, x, y), dt); /* bool multiply is and */
 }
 
 /* Division with an optional rounding mode (NULL = true division). */
@@ -196,7 +173,7 @@ static tt_status div_mode(tt_lower_ctx *ctx, const tt_arg *a, const tt_arg *b, c
         tt_dtype ct = tt_lower_opmath(dt);
         tt_ir_value x, y;
         if (!prep2(ctx, a, b, ct, &x, &y)) return tt_ir_builder_status(ctx->b);
-        return done(ctx, outs, bin(ctx, TT_OP_DIVIDE, x, y), dt);
+        return tt_lower_done(ctx, outs, bin(ctx, TT_OP_DIVIDE, x, y), dt);
     }
     bool trunc = strcmp(mode, "trunc") == 0, floor = strcmp(mode, "floor") == 0;
     if (!trunc && !floor)
@@ -204,14 +181,14 @@ static tt_status div_mode(tt_lower_ctx *ctx, const tt_arg *a, const tt_arg *b, c
                                   "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                                   "'%s'",
                                   mode);
-    if (!tt_dtype_is_float(dt)) return unsupported(ctx, "div with rounding_mode", dt); /* x // 0 raises */
+    if (!tt_dtype_is_float(dt)) return tt_lower_unsupported_dtype(ctx, "div with rounding_mode", dt); /* x // 0 raises */
     tt_dtype ct = tt_lower_opmath(dt);
     tt_ir_value x, y;
     if (!prep2(ctx, a, b, ct, &x, &y)) return tt_ir_builder_status(ctx->b);
     /* trunc: PyTorch rounds the quotient to dt before truncating (17.95 in bf16 is 18) */
     tt_ir_value r = trunc ? trunc_v(ctx, tt_ir_convert(ctx->b, bin(ctx, TT_OP_DIVIDE, x, y), dt))
                           : floor_div(ctx, x, y);
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 
 static tt_status tt_lower_div(LOWER_ARGS) {
@@ -255,7 +232,7 @@ static tt_status int_floor_div_mod(tt_lower_ctx *ctx, const tt_arg *args, tt_dty
                           bin(ctx, TT_OP_XOR, cmp(ctx, TT_CMP_LT, r, zero), cmp(ctx, TT_CMP_LT, y, zero)));
     tt_ir_value v = want_mod ? sel(ctx, adj, bin(ctx, TT_OP_ADD, r, y), r)
                              : sel(ctx, adj, bin(ctx, TT_OP_SUBTRACT, q, kl(ctx, x, 1.0)), q);
-    return done(ctx, outs, v, dt);
+    return tt_lower_done(ctx, outs, v, dt);
 }
 
 static tt_status tt_lower_floor_divide(LOWER_ARGS) {
@@ -269,19 +246,19 @@ static tt_status tt_lower_remainder(LOWER_ARGS) {
     UNUSED_ARGS;
     tt_dtype dt = rtype2(ctx, args, 0, 1);
     if (int_scalar_divisor(ctx, args, dt)) return int_floor_div_mod(ctx, args, dt, true, outs);
-    if (!tt_dtype_is_float(dt)) return unsupported(ctx, "remainder", dt);
+    if (!tt_dtype_is_float(dt)) return tt_lower_unsupported_dtype(ctx, "remainder", dt);
     tt_ir_value x, y;
     if (!prep2(ctx, &args[0], &args[1], tt_lower_opmath(dt), &x, &y)) return tt_ir_builder_status(ctx->b);
-    return done(ctx, outs, py_mod(ctx, x, y), dt);
+    return tt_lower_done(ctx, outs, py_mod(ctx, x, y), dt);
 }
 
 static tt_status tt_lower_fmod(LOWER_ARGS) {
     UNUSED_ARGS;
     tt_dtype dt = rtype2(ctx, args, 0, 1);
-    if (!tt_dtype_is_float(dt)) return unsupported(ctx, "fmod", dt);
+    if (!tt_dtype_is_float(dt)) return tt_lower_unsupported_dtype(ctx, "fmod", dt);
     tt_ir_value x, y;
     if (!prep2(ctx, &args[0], &args[1], tt_lower_opmath(dt), &x, &y)) return tt_ir_builder_status(ctx->b);
-    return done(ctx, outs, bin(ctx, TT_OP_REMAINDER, x, y), dt);
+    return tt_lower_done(ctx, outs, bin(ctx, TT_OP_REMAINDER, x, y), dt);
 }
 
 /* ---- pow ---- */
@@ -297,7 +274,7 @@ static tt_ir_value int_pow(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value y) {
 }
 
 static tt_status pow_common(tt_lower_ctx *ctx, const tt_arg *a, const tt_arg *b, tt_dtype dt, tt_ir_value *outs) {
-    if (dt == TT_BOOL) return unsupported(ctx, "pow", dt);
+    if (dt == TT_BOOL) return tt_lower_unsupported_dtype(ctx, "pow", dt);
     /* Structural fast paths on the exponent's value, as PyTorch's own kernel takes them. */
     if (b->kind == TT_ARG_SCALAR && a->kind == TT_ARG_TENSOR) {
         double e = tt_lower_arg_double(b);
@@ -307,14 +284,14 @@ static tt_status pow_common(tt_lower_ctx *ctx, const tt_arg *a, const tt_arg *b,
         if (e == 2.0 || e == 0.5 || e == 1.0) {
             tt_ir_value x = tt_ir_convert(ctx->b, a->value, tt_lower_opmath(dt));
             tt_ir_value r = e == 2.0 ? bin(ctx, TT_OP_MULTIPLY, x, x) : e == 0.5 ? un(ctx, TT_OP_SQRT, x) : x;
-            return done(ctx, outs, r, dt);
+            return tt_lower_done(ctx, outs, r, dt);
         }
     }
     tt_dtype ct = tt_lower_opmath(dt);
     tt_ir_value x, y;
     if (!prep2(ctx, a, b, ct, &x, &y)) return tt_ir_builder_status(ctx->b);
     tt_ir_value r = tt_dtype_is_float(ct) ? bin(ctx, TT_OP_POWER, x, y) : int_pow(ctx, x, y);
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 
 static tt_status tt_lower_pow(LOWER_ARGS) {
@@ -326,42 +303,42 @@ static tt_status tt_lower_pow(LOWER_ARGS) {
 
 static tt_status tt_lower_neg(LOWER_ARGS) {
     UNUSED_ARGS;
-    tt_dtype dt = dtype_of(ctx, args[0].value);
+    tt_dtype dt = tt_lower_dtype_of(ctx, args[0].value);
     if (dt == TT_BOOL)
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
                                   "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
                                   "to invert a mask, use the `~` or `logical_not()` operator instead.");
-    return done(ctx, outs, un(ctx, TT_OP_NEGATE, args[0].value), dt);
+    return tt_lower_done(ctx, outs, un(ctx, TT_OP_NEGATE, args[0].value), dt);
 }
 
 static tt_status tt_lower_abs(LOWER_ARGS) {
     UNUSED_ARGS;
-    tt_dtype dt = dtype_of(ctx, args[0].value);
-    if (dt == TT_BOOL) return unsupported(ctx, "abs", dt);
-    if (dt == TT_U8) return done(ctx, outs, args[0].value, dt);
-    return done(ctx, outs, un(ctx, TT_OP_ABS, args[0].value), dt);
+    tt_dtype dt = tt_lower_dtype_of(ctx, args[0].value);
+    if (dt == TT_BOOL) return tt_lower_unsupported_dtype(ctx, "abs", dt);
+    if (dt == TT_U8) return tt_lower_done(ctx, outs, args[0].value, dt);
+    return tt_lower_done(ctx, outs, un(ctx, TT_OP_ABS, args[0].value), dt);
 }
 
 static tt_status tt_lower_sign(LOWER_ARGS) {
     UNUSED_ARGS;
     tt_ir_value x = args[0].value;
-    tt_dtype dt = dtype_of(ctx, x);
-    if (dt == TT_BOOL) return done(ctx, outs, x, dt);
-    if (dt == TT_U8) return done(ctx, outs, cmp(ctx, TT_CMP_NE, x, kl(ctx, x, 0.0)), dt);
-    return done(ctx, outs, un(ctx, TT_OP_SIGN, x), dt);
+    tt_dtype dt = tt_lower_dtype_of(ctx, x);
+    if (dt == TT_BOOL) return tt_lower_done(ctx, outs, x, dt);
+    if (dt == TT_U8) return tt_lower_done(ctx, outs, cmp(ctx, TT_CMP_NE, x, kl(ctx, x, 0.0)), dt);
+    return tt_lower_done(ctx, outs, un(ctx, TT_OP_SIGN, x), dt);
 }
 
 /* Rounding ops: identity on integers, unsupported on bool (PyTorch has no kernel). */
 static tt_status rounding(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs, int kind) {
     tt_ir_value x = args[0].value;
-    tt_dtype dt = dtype_of(ctx, x);
-    if (dt == TT_BOOL) return unsupported(ctx, "rounding", dt);
-    if (!tt_dtype_is_float(dt)) return done(ctx, outs, x, dt);
+    tt_dtype dt = tt_lower_dtype_of(ctx, x);
+    if (dt == TT_BOOL) return tt_lower_unsupported_dtype(ctx, "rounding", dt);
+    if (!tt_dtype_is_float(dt)) return tt_lower_done(ctx, outs, x, dt);
     tt_ir_value r = kind == 0 ? un(ctx, TT_OP_FLOOR, x)
                     : kind == 1 ? un(ctx, TT_OP_CEIL, x)
                     : kind == 2 ? un(ctx, TT_OP_ROUND_EVEN, x)
                                 : trunc_v(ctx, x);
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 static tt_status tt_lower_floor(LOWER_ARGS) {
     UNUSED_ARGS;
@@ -383,16 +360,16 @@ static tt_status tt_lower_trunc(LOWER_ARGS) {
 static tt_status tt_lower_round_decimals(LOWER_ARGS) {
     (void)nouts;
     tt_ir_value x = args[0].value;
-    tt_dtype dt = dtype_of(ctx, x);
+    tt_dtype dt = tt_lower_dtype_of(ctx, x);
     int64_t d = nargs > 1 && args[1].kind == TT_ARG_INT ? args[1].i : 0;
-    if (!tt_dtype_is_float(dt)) return unsupported(ctx, "round.decimals", dt);
+    if (!tt_dtype_is_float(dt)) return tt_lower_unsupported_dtype(ctx, "round.decimals", dt);
     if (d == 0) return rounding(ctx, args, outs, 2);
-    if (d > 300 || d < -300) return unsupported(ctx, "round.decimals (huge decimals)", dt);
+    if (d > 300 || d < -300) return tt_lower_unsupported_dtype(ctx, "round.decimals (huge decimals)", dt);
     x = tt_ir_convert(ctx->b, x, tt_lower_opmath(dt));
     tt_ir_value p = kl(ctx, x, pow(10.0, (double)(d < 0 ? -d : d)));
     tt_ir_value r = d < 0 ? bin(ctx, TT_OP_MULTIPLY, un(ctx, TT_OP_ROUND_EVEN, bin(ctx, TT_OP_DIVIDE, x, p)), p)
                           : bin(ctx, TT_OP_DIVIDE, un(ctx, TT_OP_ROUND_EVEN, bin(ctx, TT_OP_MULTIPLY, x, p)), p);
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 
 /* Float-only unary ops: integer/bool inputs give f32; bf16/f16 compute in f32. */
@@ -401,13 +378,13 @@ typedef tt_ir_value (*unary_fn)(tt_lower_ctx *ctx, tt_ir_value x);
 static tt_status unary_float(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs, tt_ir_op op, unary_fn fn,
                              bool int_ok) {
     tt_ir_value x = args[0].value;
-    tt_dtype dt = dtype_of(ctx, x);
+    tt_dtype dt = tt_lower_dtype_of(ctx, x);
     if (!tt_dtype_is_float(dt)) {
-        if (!int_ok) return unsupported(ctx, "float op", dt);
+        if (!int_ok) return tt_lower_unsupported_dtype(ctx, "float op", dt);
         dt = TT_F32;
     }
     x = tt_ir_convert(ctx->b, x, tt_lower_opmath(dt));
-    return done(ctx, outs, fn ? fn(ctx, x) : un(ctx, op, x), dt);
+    return tt_lower_done(ctx, outs, fn ? fn(ctx, x) : un(ctx, op, x), dt);
 }
 
 #define UNARY_OP(name, OP)                                            \
@@ -482,17 +459,17 @@ UNARY_FN(frac, frac_v, false)
 static tt_status tt_lower_logit(LOWER_ARGS) {
     (void)nouts;
     tt_ir_value x = args[0].value;
-    tt_dtype dt = dtype_of(ctx, x);
+    tt_dtype dt = tt_lower_dtype_of(ctx, x);
     if (!tt_dtype_is_float(dt)) dt = TT_F32;
     /* computed in dt itself: PyTorch rounds each step of bf16/f16 logit, and tests compare to that */
     x = tt_ir_convert(ctx->b, x, dt);
     if (!arg_is_none(args, nargs, 1)) {
-        tt_ir_value lo = arg_like(ctx, &args[1], x);
+        tt_ir_value lo = tt_lower_arg_like(ctx, &args[1], x);
         tt_ir_value hi = bin(ctx, TT_OP_SUBTRACT, kl(ctx, x, 1.0), lo);
         x = tt_ir_clamp(ctx->b, lo, x, hi);
     }
     tt_ir_value r = un(ctx, TT_OP_LOG, bin(ctx, TT_OP_DIVIDE, x, bin(ctx, TT_OP_SUBTRACT, kl(ctx, x, 1.0), x)));
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 
 /* ---- comparisons, logical, bitwise ---- */
@@ -501,7 +478,7 @@ static tt_status compare_op(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *
     tt_dtype dt = rtype2(ctx, args, 0, 1); /* compared in the common dtype, scalar rounded to it (as PyTorch) */
     tt_ir_value x, y;
     if (!prep2(ctx, &args[0], &args[1], dt, &x, &y)) return tt_ir_builder_status(ctx->b);
-    return done(ctx, outs, cmp(ctx, dir, x, y), TT_BOOL);
+    return tt_lower_done(ctx, outs, cmp(ctx, dir, x, y), TT_BOOL);
 }
 #define COMPARE_OP(name, DIR)                              \
     static tt_status tt_lower_##name(LOWER_ARGS) {         \
@@ -518,7 +495,7 @@ COMPARE_OP(ge, GE)
 static tt_status logical_op(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs, tt_ir_op op) {
     tt_ir_value x, y;
     if (!prep2(ctx, &args[0], &args[1], TT_BOOL, &x, &y)) return tt_ir_builder_status(ctx->b); /* != 0 */
-    return done(ctx, outs, bin(ctx, op, x, y), TT_BOOL);
+    return tt_lower_done(ctx, outs, bin(ctx, op, x, y), TT_BOOL);
 }
 static tt_status tt_lower_logical_and(LOWER_ARGS) {
     UNUSED_ARGS;
@@ -534,15 +511,15 @@ static tt_status tt_lower_logical_xor(LOWER_ARGS) {
 }
 static tt_status tt_lower_logical_not(LOWER_ARGS) {
     UNUSED_ARGS;
-    return done(ctx, outs, un(ctx, TT_OP_NOT, tt_ir_convert(ctx->b, args[0].value, TT_BOOL)), TT_BOOL);
+    return tt_lower_done(ctx, outs, un(ctx, TT_OP_NOT, tt_ir_convert(ctx->b, args[0].value, TT_BOOL)), TT_BOOL);
 }
 
 static tt_status bitwise_op(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs, tt_ir_op op) {
     tt_dtype dt = rtype2(ctx, args, 0, 1);
-    if (tt_dtype_is_float(dt)) return unsupported(ctx, "bitwise op", dt);
+    if (tt_dtype_is_float(dt)) return tt_lower_unsupported_dtype(ctx, "bitwise op", dt);
     tt_ir_value x, y;
     if (!prep2(ctx, &args[0], &args[1], dt, &x, &y)) return tt_ir_builder_status(ctx->b);
-    return done(ctx, outs, bin(ctx, op, x, y), dt);
+    return tt_lower_done(ctx, outs, bin(ctx, op, x, y), dt);
 }
 static tt_status tt_lower_bitwise_and(LOWER_ARGS) {
     UNUSED_ARGS;
@@ -558,16 +535,16 @@ static tt_status tt_lower_bitwise_xor(LOWER_ARGS) {
 }
 static tt_status tt_lower_bitwise_not(LOWER_ARGS) {
     UNUSED_ARGS;
-    tt_dtype dt = dtype_of(ctx, args[0].value);
-    if (tt_dtype_is_float(dt)) return unsupported(ctx, "bitwise_not", dt);
-    return done(ctx, outs, un(ctx, TT_OP_NOT, args[0].value), dt);
+    tt_dtype dt = tt_lower_dtype_of(ctx, args[0].value);
+    if (tt_dtype_is_float(dt)) return tt_lower_unsupported_dtype(ctx, "bitwise_not", dt);
+    return tt_lower_done(ctx, outs, un(ctx, TT_OP_NOT, args[0].value), dt);
 }
 
 /* Shifts with PyTorch's out-of-range rule: shifting by < 0 or >= the width gives 0 (left, unsigned right) or
  * the sign fill (signed right). The shift amount is made safe before the op so no driver sees it. */
 static tt_status shift_op(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs, bool left) {
     tt_dtype dt = rtype2(ctx, args, 0, 1);
-    if (!tt_dtype_is_int(dt)) return unsupported(ctx, "shift", dt);
+    if (!tt_dtype_is_int(dt)) return tt_lower_unsupported_dtype(ctx, "shift", dt);
     tt_ir_value x, y;
     if (!prep2(ctx, &args[0], &args[1], dt, &x, &y)) return tt_ir_builder_status(ctx->b);
     double bits = 8.0 * (double)tt_dtype_size(dt);
@@ -580,7 +557,7 @@ static tt_status shift_op(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *ou
     } else {
         r = bin(ctx, TT_OP_SHIFT_RIGHT_ARITHMETIC, x, sel(ctx, bad, kl(ctx, y, bits - 1), y));
     }
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 static tt_status tt_lower_lshift(LOWER_ARGS) {
     UNUSED_ARGS;
@@ -597,10 +574,10 @@ static tt_status minmax(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs
     tt_dtype dt = rtype2(ctx, args, 0, 1);
     tt_ir_value x, y;
     if (!prep2(ctx, &args[0], &args[1], dt, &x, &y)) return tt_ir_builder_status(ctx->b);
-    if (dt == TT_BOOL) return done(ctx, outs, bin(ctx, is_max ? TT_OP_OR : TT_OP_AND, x, y), dt);
+    if (dt == TT_BOOL) return tt_lower_done(ctx, outs, bin(ctx, is_max ? TT_OP_OR : TT_OP_AND, x, y), dt);
     tt_ir_value r = bin(ctx, is_max ? TT_OP_MAXIMUM : TT_OP_MINIMUM, x, y); /* NaN propagates */
     if (ignore_nan && tt_dtype_is_float(dt)) r = sel(ctx, isnan_v(ctx, x), y, sel(ctx, isnan_v(ctx, y), x, r));
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 static tt_status tt_lower_maximum(LOWER_ARGS) {
     UNUSED_ARGS;
@@ -650,7 +627,7 @@ static tt_status clamp_common(tt_lower_ctx *ctx, const tt_arg *self, const tt_ar
     bool is_bool = dt == TT_BOOL; /* bool max/min are or/and */
     if (has_lo) r = bin(ctx, is_bool ? TT_OP_OR : TT_OP_MAXIMUM, r, v[k++]);
     if (has_hi) r = bin(ctx, is_bool ? TT_OP_AND : TT_OP_MINIMUM, r, v[k++]);
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 static tt_status tt_lower_clamp(LOWER_ARGS) {
     (void)nouts;
@@ -668,7 +645,7 @@ static tt_status tt_lower_clamp_max(LOWER_ARGS) {
 static tt_status tt_lower_where(LOWER_ARGS) {
     UNUSED_ARGS;
     tt_ir_value c = args[0].value;
-    tt_dtype cdt = dtype_of(ctx, c);
+    tt_dtype cdt = tt_lower_dtype_of(ctx, c);
     if (cdt != TT_BOOL && cdt != TT_U8)
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
                                   "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
@@ -677,19 +654,19 @@ static tt_status tt_lower_where(LOWER_ARGS) {
     tt_ir_value v[3] = {tt_ir_convert(ctx->b, c, TT_BOOL), tt_lower_arg(ctx, &args[1], dt),
                         tt_lower_arg(ctx, &args[2], dt)};
     if (!tt_lower_broadcast_values(ctx, 3, v)) return tt_ir_builder_status(ctx->b);
-    return done(ctx, outs, sel(ctx, v[0], v[1], v[2]), dt);
+    return tt_lower_done(ctx, outs, sel(ctx, v[0], v[1], v[2]), dt);
 }
 
 /* ---- float classification ---- */
 
 static tt_status classify(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs, int kind) {
     tt_ir_value x = args[0].value;
-    tt_dtype dt = dtype_of(ctx, x);
+    tt_dtype dt = tt_lower_dtype_of(ctx, x);
     if (!tt_dtype_is_float(dt)) {
         bool v = false;
         if (kind == 4 && tt_dtype_is_signed(dt)) /* signbit of a signed integer */
-            return done(ctx, outs, cmp(ctx, TT_CMP_LT, x, kl(ctx, x, 0.0)), TT_BOOL);
-        return done(ctx, outs, tt_ir_convert(ctx->b, kl(ctx, x, v ? 1.0 : 0.0), TT_BOOL), TT_BOOL);
+            return tt_lower_done(ctx, outs, cmp(ctx, TT_CMP_LT, x, kl(ctx, x, 0.0)), TT_BOOL);
+        return tt_lower_done(ctx, outs, tt_ir_convert(ctx->b, kl(ctx, x, v ? 1.0 : 0.0), TT_BOOL), TT_BOOL);
     }
     tt_ir_value r;
     switch (kind) {
@@ -699,7 +676,7 @@ static tt_status classify(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *ou
     case 3: r = cmp(ctx, TT_CMP_EQ, x, kl(ctx, x, -INFINITY)); break;
     default: r = signbit_v(ctx, x); break;
     }
-    return done(ctx, outs, r, TT_BOOL);
+    return tt_lower_done(ctx, outs, r, TT_BOOL);
 }
 static tt_status tt_lower_isnan(LOWER_ARGS) {
     UNUSED_ARGS;
@@ -724,9 +701,9 @@ static tt_status tt_lower_signbit(LOWER_ARGS) {
 static tt_status tt_lower_isfinite(LOWER_ARGS) {
     UNUSED_ARGS;
     tt_ir_value x = args[0].value;
-    if (!tt_dtype_is_float(dtype_of(ctx, x)))
-        return done(ctx, outs, tt_ir_convert(ctx->b, kl(ctx, x, 1.0), TT_BOOL), TT_BOOL);
-    return done(ctx, outs, un(ctx, TT_OP_IS_FINITE, x), TT_BOOL);
+    if (!tt_dtype_is_float(tt_lower_dtype_of(ctx, x)))
+        return tt_lower_done(ctx, outs, tt_ir_convert(ctx->b, kl(ctx, x, 1.0), TT_BOOL), TT_BOOL);
+    return tt_lower_done(ctx, outs, un(ctx, TT_OP_IS_FINITE, x), TT_BOOL);
 }
 
 static double max_finite(tt_dtype dt) {
@@ -741,27 +718,27 @@ static double max_finite(tt_dtype dt) {
 static tt_status tt_lower_nan_to_num(LOWER_ARGS) {
     (void)nouts;
     tt_ir_value x = args[0].value;
-    tt_dtype dt = dtype_of(ctx, x);
-    if (!tt_dtype_is_float(dt)) return done(ctx, outs, x, dt);
+    tt_dtype dt = tt_lower_dtype_of(ctx, x);
+    if (!tt_dtype_is_float(dt)) return tt_lower_done(ctx, outs, x, dt);
     double m = max_finite(dt);
-    tt_ir_value nanv = arg_is_none(args, nargs, 1) ? kl(ctx, x, 0.0) : arg_like(ctx, &args[1], x);
-    tt_ir_value posv = arg_is_none(args, nargs, 2) ? kl(ctx, x, m) : arg_like(ctx, &args[2], x);
-    tt_ir_value negv = arg_is_none(args, nargs, 3) ? kl(ctx, x, -m) : arg_like(ctx, &args[3], x);
+    tt_ir_value nanv = arg_is_none(args, nargs, 1) ? kl(ctx, x, 0.0) : tt_lower_arg_like(ctx, &args[1], x);
+    tt_ir_value posv = arg_is_none(args, nargs, 2) ? kl(ctx, x, m) : tt_lower_arg_like(ctx, &args[2], x);
+    tt_ir_value negv = arg_is_none(args, nargs, 3) ? kl(ctx, x, -m) : tt_lower_arg_like(ctx, &args[3], x);
     tt_ir_value r = sel(ctx, cmp(ctx, TT_CMP_EQ, x, kl(ctx, x, -INFINITY)), negv, x);
     r = sel(ctx, cmp(ctx, TT_CMP_EQ, x, kl(ctx, x, INFINITY)), posv, r);
     r = sel(ctx, isnan_v(ctx, x), nanv, r);
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 
 /* ---- composite binary / ternary ---- */
 
 static tt_status tt_lower_lerp(LOWER_ARGS) {
     UNUSED_ARGS;
-    tt_dtype dt = dtype_of(ctx, args[0].value);
-    if (dtype_of(ctx, args[1].value) != dt ||
-        (args[2].kind == TT_ARG_TENSOR && dtype_of(ctx, args[2].value) != dt))
-        return unsupported(ctx, "lerp with mixed dtypes", dt); /* PyTorch raises; let it */
-    if (!tt_dtype_is_float(dt)) return unsupported(ctx, "lerp", dt);
+    tt_dtype dt = tt_lower_dtype_of(ctx, args[0].value);
+    if (tt_lower_dtype_of(ctx, args[1].value) != dt ||
+        (args[2].kind == TT_ARG_TENSOR && tt_lower_dtype_of(ctx, args[2].value) != dt))
+        return tt_lower_unsupported_dtype(ctx, "lerp with mixed dtypes", dt); /* PyTorch raises; let it */
+    if (!tt_dtype_is_float(dt)) return tt_lower_unsupported_dtype(ctx, "lerp", dt);
     tt_dtype ct = tt_lower_opmath(dt);
     const tt_arg *as[3] = {&args[0], &args[1], &args[2]};
     tt_ir_value v[3];
@@ -771,22 +748,22 @@ static tt_status tt_lower_lerp(LOWER_ARGS) {
     tt_ir_value lo = bin(ctx, TT_OP_ADD, s, bin(ctx, TT_OP_MULTIPLY, w, diff));
     tt_ir_value hi = bin(ctx, TT_OP_SUBTRACT, e, bin(ctx, TT_OP_MULTIPLY, diff, bin(ctx, TT_OP_SUBTRACT, kl(ctx, w, 1.0), w)));
     tt_ir_value r = sel(ctx, cmp(ctx, TT_CMP_LT, un(ctx, TT_OP_ABS, w), kl(ctx, w, 0.5)), lo, hi);
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 
 /* self + value * t1 * t2 (mul) or self + value * t1 / t2 (div), left to right as PyTorch CPU computes it. */
 static tt_status addc(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs, bool div) {
     tt_dtype dt = tt_lower_result_type_ctx(ctx, args, 3, NULL);
     if (dt == TT_BOOL || (!tt_dtype_is_float(dt) && (div || (nargs > 3 && arg_is_float_scalar(&args[3])))))
-        return unsupported(ctx, div ? "addcdiv" : "addcmul", dt);
+        return tt_lower_unsupported_dtype(ctx, div ? "addcdiv" : "addcmul", dt);
     tt_dtype ct = tt_lower_opmath(dt);
     const tt_arg *as[3] = {&args[0], &args[1], &args[2]};
     tt_ir_value v[3];
     if (!tt_lower_broadcast_args(ctx, 3, as, ct, v)) return tt_ir_builder_status(ctx->b);
     tt_ir_value t = v[1];
-    if (!arg_is_one(args, nargs, 3)) t = bin(ctx, TT_OP_MULTIPLY, arg_like(ctx, &args[3], t), t);
+    if (!arg_is_one(args, nargs, 3)) t = bin(ctx, TT_OP_MULTIPLY, tt_lower_arg_like(ctx, &args[3], t), t);
     t = bin(ctx, div ? TT_OP_DIVIDE : TT_OP_MULTIPLY, t, v[2]);
-    return done(ctx, outs, bin(ctx, TT_OP_ADD, v[0], t), dt);
+    return tt_lower_done(ctx, outs, bin(ctx, TT_OP_ADD, v[0], t), dt);
 }
 static tt_status tt_lower_addcmul(LOWER_ARGS) {
     (void)nouts;
@@ -803,7 +780,7 @@ static bool float_binary(tt_lower_ctx *ctx, const tt_arg *args, bool int_ok, tt_
     *dt = rtype2(ctx, args, 0, 1);
     if (!tt_dtype_is_float(*dt)) {
         if (!int_ok) {
-            unsupported(ctx, name, *dt);
+            tt_lower_unsupported_dtype(ctx, name, *dt);
             return false;
         }
         *dt = TT_F32;
@@ -818,7 +795,7 @@ static tt_status xlogy_common(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value
     tt_ir_value r = bin(ctx, TT_OP_MULTIPLY, x, un(ctx, log1p ? TT_OP_LOG1P : TT_OP_LOG, y));
     r = sel(ctx, cmp(ctx, TT_CMP_EQ, x, kl(ctx, x, 0.0)), kl(ctx, x, 0.0), r);
     r = sel(ctx, isnan_v(ctx, y), kl(ctx, y, NAN), r);
-    return done(ctx, outs, r, dt);
+    return tt_lower_done(ctx, outs, r, dt);
 }
 static tt_status tt_lower_xlogy(LOWER_ARGS) {
     UNUSED_ARGS;
@@ -841,7 +818,7 @@ static tt_status logaddexp_common(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_v
     tt_ir_value r = bin(ctx, TT_OP_ADD, m, t);
     tt_ir_value same_inf = bin(ctx, TT_OP_AND, cmp(ctx, TT_CMP_EQ, un(ctx, TT_OP_ABS, a), kl(ctx, a, INFINITY)),
                                cmp(ctx, TT_CMP_EQ, a, b));
-    return done(ctx, outs, sel(ctx, same_inf, a, r), dt);
+    return tt_lower_done(ctx, outs, sel(ctx, same_inf, a, r), dt);
 }
 static tt_status tt_lower_logaddexp(LOWER_ARGS) {
     UNUSED_ARGS;
@@ -857,7 +834,7 @@ static tt_status tt_lower_atan2(LOWER_ARGS) {
     tt_dtype dt;
     tt_ir_value x, y;
     if (!float_binary(ctx, args, true, &dt, &x, &y, "atan2")) return tt_ir_builder_status(ctx->b);
-    return done(ctx, outs, bin(ctx, TT_OP_ATAN2, x, y), dt);
+    return tt_lower_done(ctx, outs, bin(ctx, TT_OP_ATAN2, x, y), dt);
 }
 
 static tt_status tt_lower_hypot(LOWER_ARGS) {
@@ -874,7 +851,7 @@ static tt_status tt_lower_hypot(LOWER_ARGS) {
     tt_ir_value inf = kl(ctx, x, INFINITY);
     tt_ir_value any_inf = bin(ctx, TT_OP_OR, cmp(ctx, TT_CMP_EQ, un(ctx, TT_OP_ABS, x), inf),
                               cmp(ctx, TT_CMP_EQ, un(ctx, TT_OP_ABS, y), inf));
-    return done(ctx, outs, sel(ctx, any_inf, inf, r), dt);
+    return tt_lower_done(ctx, outs, sel(ctx, any_inf, inf, r), dt);
 }
 
 static tt_status tt_lower_copysign(LOWER_ARGS) {
@@ -883,29 +860,29 @@ static tt_status tt_lower_copysign(LOWER_ARGS) {
     tt_ir_value x, y;
     if (!float_binary(ctx, args, true, &dt, &x, &y, "copysign")) return tt_ir_builder_status(ctx->b);
     tt_ir_value ax = un(ctx, TT_OP_ABS, x);
-    return done(ctx, outs, sel(ctx, signbit_v(ctx, y), un(ctx, TT_OP_NEGATE, ax), ax), dt);
+    return tt_lower_done(ctx, outs, sel(ctx, signbit_v(ctx, y), un(ctx, TT_OP_NEGATE, ax), ax), dt);
 }
 
 static tt_status tt_lower_nextafter(LOWER_ARGS) {
     UNUSED_ARGS;
     tt_dtype dt = rtype2(ctx, args, 0, 1);
-    if (!tt_dtype_is_float(dt)) return unsupported(ctx, "nextafter", dt);
+    if (!tt_dtype_is_float(dt)) return tt_lower_unsupported_dtype(ctx, "nextafter", dt);
     tt_ir_value x, y;
     if (!prep2(ctx, &args[0], &args[1], dt, &x, &y)) return tt_ir_builder_status(ctx->b); /* steps in dt */
-    return done(ctx, outs, bin(ctx, TT_OP_NEXTAFTER, x, y), dt);
+    return tt_lower_done(ctx, outs, bin(ctx, TT_OP_NEXTAFTER, x, y), dt);
 }
 
 static tt_status tt_lower_heaviside(LOWER_ARGS) {
     UNUSED_ARGS;
-    tt_dtype dt = dtype_of(ctx, args[0].value);
-    if (dtype_of(ctx, args[1].value) != dt)
+    tt_dtype dt = tt_lower_dtype_of(ctx, args[0].value);
+    if (tt_lower_dtype_of(ctx, args[1].value) != dt)
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
                                   "heaviside is not yet implemented for tensors with different dtypes.");
     tt_ir_value x, v;
     if (!prep2(ctx, &args[0], &args[1], dt, &x, &v)) return tt_ir_builder_status(ctx->b);
     tt_ir_value zero = kl(ctx, x, 0.0);
     tt_ir_value pos = tt_ir_convert(ctx->b, cmp(ctx, TT_CMP_GT, x, zero), dt);
-    return done(ctx, outs, sel(ctx, cmp(ctx, TT_CMP_EQ, x, zero), v, pos), dt);
+    return tt_lower_done(ctx, outs, sel(ctx, cmp(ctx, TT_CMP_EQ, x, zero), v, pos), dt);
 }
 
 /* ---- the table ---- */

@@ -17,26 +17,13 @@
 
 /* ---- small helpers ---- */
 
-/* Type of v by value (all zero for TT_IR_NONE, so a failed builder never makes us read NULL). */
-static tt_ir_type vtype(tt_lower_ctx *ctx, tt_ir_value v) {
-    tt_ir_type t;
-    memset(&t, 0, sizeof t);
-    const tt_ir_type *p = v == TT_IR_NONE ? NULL : tt_lower_type(ctx, v);
-    if (p) t = *p;
-    return t;
-}
-
-static tt_status unsupported(tt_lower_ctx *ctx, const char *what) {
-    return tt_ir_builder_fail(ctx->b, TT_STATUS_UNSUPPORTED, "%s: unsupported arguments on tpu", what);
-}
-
 static bool is_index_dtype(tt_dtype dt) { return dt == TT_I64 || dt == TT_I32; }
 
 /* idx (int) as i64 with negative entries wrapped by size (PyTorch's Python-style indexing). */
 static tt_ir_value wrap_index(tt_lower_ctx *ctx, tt_ir_value idx, int64_t size) {
     tt_ir_builder *b = ctx->b;
     idx = tt_ir_convert(b, idx, TT_I64);
-    tt_ir_type t = vtype(ctx, idx);
+    tt_ir_type t = tt_lower_type_copy(ctx, idx);
     tt_ir_value zero = tt_lower_full(ctx, TT_I64, t.rank, t.dims, 0.0);
     tt_ir_value sz = tt_lower_full(ctx, TT_I64, t.rank, t.dims, (double)size);
     tt_ir_value neg = tt_ir_compare(b, TT_CMP_LT, idx, zero);
@@ -106,7 +93,7 @@ static bool adv_prepare(tt_lower_ctx *ctx, adv_plan *pl, const tt_ir_type *xt, i
     memset(pl, 0, sizeof *pl);
     int32_t r = xt->rank;
     if (m < 1 || rb + 1 > TT_MAX_RANK || rb + (r - m) > TT_MAX_RANK) {
-        unsupported(ctx, "advanced indexing rank");
+        tt_lower_unsupported(ctx, "advanced indexing rank");
         return false;
     }
     pl->r = r;
@@ -152,7 +139,7 @@ static bool adv_prepare(tt_lower_ctx *ctx, adv_plan *pl, const tt_ir_type *xt, i
 
 /* Whether an indexed dim of the operand is empty (every index out of range: nothing to read or write). */
 static bool adv_operand_empty(tt_lower_ctx *ctx, const adv_plan *pl, tt_ir_value x) {
-    tt_ir_type t = vtype(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     for (int32_t k = 0; k < pl->m; k++)
         if (t.dims[pl->P[k]] == 0) return true;
     return false;
@@ -160,7 +147,7 @@ static bool adv_operand_empty(tt_lower_ctx *ctx, const adv_plan *pl, tt_ir_value
 
 static tt_ir_value adv_gather(tt_lower_ctx *ctx, const adv_plan *pl, tt_ir_value x) {
     if (adv_operand_empty(ctx, pl, x))
-        return tt_lower_full(ctx, vtype(ctx, x).dtype, pl->out_rank, pl->out_dims, 0.0);
+        return tt_lower_full(ctx, tt_lower_type_copy(ctx, x).dtype, pl->out_rank, pl->out_dims, 0.0);
     tt_ir_attrs a;
     memset(&a, 0, sizeof a);
     a.gather.offset_dims = pl->offset_dims;
@@ -199,9 +186,9 @@ static tt_ir_value adv_scatter(tt_lower_ctx *ctx, const adv_plan *pl, tt_ir_valu
 /* One index tensor (0-d or 1-d, int) along dim as a plan with B = [K]. wrap: wrap negative indices. */
 static bool along_dim_plan(tt_lower_ctx *ctx, adv_plan *pl, const tt_ir_type *xt, int64_t dim, tt_ir_value index,
                            bool wrap) {
-    tt_ir_type it = vtype(ctx, index);
+    tt_ir_type it = tt_lower_type_copy(ctx, index);
     if (it.rank > 1 || !is_index_dtype(it.dtype)) {
-        unsupported(ctx, "index along dim");
+        tt_lower_unsupported(ctx, "index along dim");
         return false;
     }
     int64_t K = tt_numel(it.rank, it.dims);
@@ -238,7 +225,7 @@ static tt_ir_value bcast(tt_lower_ctx *ctx, tt_ir_value v, const tt_ir_type *t) 
 /* Integer floor division by a positive divisor (PyTorch's rounding_mode="floor" for scatter mean). */
 static tt_ir_value floor_div_pos(tt_lower_ctx *ctx, tt_ir_value a, tt_ir_value d) {
     tt_ir_builder *b = ctx->b;
-    tt_ir_type t = vtype(ctx, a);
+    tt_ir_type t = tt_lower_type_copy(ctx, a);
     tt_ir_value q = tt_ir_binary(b, TT_OP_DIVIDE, a, d);
     tt_ir_value rem = tt_ir_binary(b, TT_OP_SUBTRACT, a, tt_ir_binary(b, TT_OP_MULTIPLY, q, d));
     tt_ir_value zero = tt_lower_full(ctx, t.dtype, t.rank, t.dims, 0.0);
@@ -260,8 +247,8 @@ typedef struct dimwise {
 
 static bool dimwise_prepare(tt_lower_ctx *ctx, dimwise *w, tt_ir_value self, int64_t dim, tt_ir_value index) {
     memset(w, 0, sizeof *w);
-    w->xt = vtype(ctx, self);
-    w->it = vtype(ctx, index);
+    w->xt = tt_lower_type_copy(ctx, self);
+    w->it = tt_lower_type_copy(ctx, index);
     w->x = self;
     w->idx = index;
     if (tt_numel(w->it.rank, w->it.dims) == 0 && (tt_dtype_is_int(w->it.dtype) || w->it.dtype == TT_BOOL)) {
@@ -270,7 +257,7 @@ static bool dimwise_prepare(tt_lower_ctx *ctx, dimwise *w, tt_ir_value self, int
     }
     if (!is_index_dtype(w->it.dtype) || (w->it.rank != w->xt.rank && !(w->xt.rank <= 1 && w->it.rank <= 1)) ||
         w->xt.rank + 1 > TT_MAX_RANK) {
-        unsupported(ctx, "gather/scatter");
+        tt_lower_unsupported(ctx, "gather/scatter");
         return false;
     }
     w->dim = tt_lower_wrap_dim(ctx, dim, w->xt.rank);
@@ -280,8 +267,8 @@ static bool dimwise_prepare(tt_lower_ctx *ctx, dimwise *w, tt_ir_value self, int
         w->scalar = w->xt.rank == 0;
         if (w->xt.rank == 0) w->x = tt_ir_reshape(ctx->b, self, 1, &one);
         if (w->it.rank == 0) w->idx = tt_ir_reshape(ctx->b, w->idx, 1, &one);
-        w->xt = vtype(ctx, w->x);
-        w->it = vtype(ctx, w->idx);
+        w->xt = tt_lower_type_copy(ctx, w->x);
+        w->it = tt_lower_type_copy(ctx, w->idx);
         w->dim = 0;
     }
     for (int32_t d = 0; d < w->xt.rank; d++)
@@ -311,7 +298,7 @@ static tt_status tt_lower_gather(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
     dimwise w;
     if (!dimwise_prepare(ctx, &w, args[0].value, args[1].i, args[2].value)) return tt_ir_builder_status(ctx->b);
     /* the result has the index's shape (a 0-d self with a 1-element index too) */
-    tt_ir_type it0 = vtype(ctx, args[2].value);
+    tt_ir_type it0 = tt_lower_type_copy(ctx, args[2].value);
     if (w.empty) {
         outs[0] = tt_lower_full(ctx, w.xt.dtype, it0.rank, it0.dims, 0.0);
         return tt_ir_builder_status(ctx->b);
@@ -324,19 +311,19 @@ static tt_status tt_lower_gather(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
 /* src (tensor, sliced to the index shape) or a scalar value broadcast to it, in self's dtype. */
 static tt_ir_value scatter_updates(tt_lower_ctx *ctx, const dimwise *w, const tt_arg *src) {
     if (src->kind == TT_ARG_TENSOR && !src->wrapped_number) {
-        tt_ir_type st = vtype(ctx, src->value);
+        tt_ir_type st = tt_lower_type_copy(ctx, src->value);
         if (st.dtype != w->xt.dtype) {
-            unsupported(ctx, "scatter with src of another dtype");
+            tt_lower_unsupported(ctx, "scatter with src of another dtype");
             return TT_IR_NONE;
         }
         tt_ir_value s = src->value;
         if (st.rank == 0) {
             int64_t one = 1;
             s = tt_ir_reshape(ctx->b, s, 1, &one);
-            st = vtype(ctx, s);
+            st = tt_lower_type_copy(ctx, s);
         }
         if (st.rank != w->it.rank) {
-            unsupported(ctx, "scatter src rank");
+            tt_lower_unsupported(ctx, "scatter src rank");
             return TT_IR_NONE;
         }
         bool same = true;
@@ -418,10 +405,10 @@ static tt_status tt_lower_scatter_reduce(tt_lower_ctx *ctx, const tt_arg *args, 
                                   "reduce argument must be either sum, prod, mean, amax or amin, got %s",
                                   args[4].s ? args[4].s : "?");
     bool include_self = args[5].kind == TT_ARG_BOOL ? args[5].b : true;
-    if (mean && vtype(ctx, args[0].value).dtype == TT_BOOL) return unsupported(ctx, "scatter_reduce mean on bool");
+    if (mean && tt_lower_type_copy(ctx, args[0].value).dtype == TT_BOOL) return tt_lower_unsupported(ctx, "scatter_reduce mean on bool");
     dimwise w;
-    if (vtype(ctx, args[0].value).dtype == TT_BOOL && kind != TT_REDUCE_ADD && kind != TT_REDUCE_MUL)
-        return unsupported(ctx, "scatter_reduce on bool");
+    if (tt_lower_type_copy(ctx, args[0].value).dtype == TT_BOOL && kind != TT_REDUCE_ADD && kind != TT_REDUCE_MUL)
+        return tt_lower_unsupported(ctx, "scatter_reduce on bool");
     if (!dimwise_prepare(ctx, &w, args[0].value, args[1].i, args[2].value)) return tt_ir_builder_status(b);
     if (w.empty) {
         outs[0] = args[0].value;
@@ -462,15 +449,15 @@ static bool collect_indices(tt_lower_ctx *ctx, const tt_ir_type *xt, const tt_ar
     *rb = 0;
     int32_t n = list->kind == TT_ARG_TENSORS ? list->n : 0;
     if (list->kind != TT_ARG_TENSORS || n > xt->rank) {
-        unsupported(ctx, "index: too many indices");
+        tt_lower_unsupported(ctx, "index: too many indices");
         return false;
     }
     for (int32_t k = 0; k < n; k++) {
         tt_ir_value v = list->values[k];
         if (v == TT_IR_NONE) continue;
-        tt_ir_type t = vtype(ctx, v);
+        tt_ir_type t = tt_lower_type_copy(ctx, v);
         if (!is_index_dtype(t.dtype)) { /* bool/u8 masks have a data-dependent shape: the shim handles them */
-            unsupported(ctx, "index with a mask or a non-integer index");
+            tt_lower_unsupported(ctx, "index with a mask or a non-integer index");
             return false;
         }
         if (tt_lower_broadcast_shapes(*rb, B, t.rank, t.dims, rb, B) != TT_OK) {
@@ -492,7 +479,7 @@ static tt_status tt_lower_index(tt_lower_ctx *ctx, const tt_arg *args, int32_t n
                                 int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type xt = vtype(ctx, args[0].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
     int32_t m, rb;
     int64_t P[TT_MAX_RANK], B[TT_MAX_RANK];
     tt_ir_value idx[TT_MAX_RANK];
@@ -511,16 +498,16 @@ static tt_status tt_lower_index(tt_lower_ctx *ctx, const tt_arg *args, int32_t n
 static tt_status index_put_mask(tt_lower_ctx *ctx, const tt_ir_type *xt, tt_ir_value self, tt_ir_value mask,
                                 tt_ir_value values, bool accumulate, tt_ir_value *outs) {
     tt_ir_builder *b = ctx->b;
-    tt_ir_type mt = vtype(ctx, mask), vt = vtype(ctx, values);
+    tt_ir_type mt = tt_lower_type_copy(ctx, mask), vt = tt_lower_type_copy(ctx, values);
     int32_t mr = mt.rank, tr = xt->rank - mt.rank;
     for (int32_t d = 0; d < mr; d++)
-        if (mt.dims[d] != xt->dims[d]) return unsupported(ctx, "index_put with a mask");
+        if (mt.dims[d] != xt->dims[d]) return tt_lower_unsupported(ctx, "index_put with a mask");
     /* values must broadcast to the trailing (unmasked) dims; a values tensor with one row per true is data-dependent */
     int32_t br;
     int64_t bd[TT_MAX_RANK];
     if (vt.rank > tr || tt_lower_broadcast_shapes(vt.rank, vt.dims, tr, xt->dims + mr, &br, bd) != TT_OK ||
         memcmp(bd, xt->dims + mr, sizeof(int64_t) * (size_t)tr) != 0)
-        return unsupported(ctx, "index_put with a mask");
+        return tt_lower_unsupported(ctx, "index_put with a mask");
     tt_ir_value v = tt_lower_to(ctx, values, xt->dtype, tr, xt->dims + mr);
     int64_t map[TT_MAX_RANK];
     for (int32_t i = 0; i < tr; i++) map[i] = mr + i;
@@ -537,16 +524,16 @@ static tt_status tt_lower_index_put(tt_lower_ctx *ctx, const tt_arg *args, int32
                                     int32_t nouts) {
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type xt = vtype(ctx, args[0].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
     tt_ir_value values = args[2].value;
-    tt_ir_type vt = vtype(ctx, values);
+    tt_ir_type vt = tt_lower_type_copy(ctx, values);
     bool accumulate = nargs > 3 && args[3].kind == TT_ARG_BOOL && args[3].b;
-    if (vt.dtype != xt.dtype) return unsupported(ctx, "index_put with values of another dtype");
+    if (vt.dtype != xt.dtype) return tt_lower_unsupported(ctx, "index_put with values of another dtype");
     const tt_arg *list = &args[1];
     if (list->kind == TT_ARG_TENSORS && list->n >= 1 && list->values[0] != TT_IR_NONE) {
-        tt_dtype d0 = vtype(ctx, list->values[0]).dtype;
+        tt_dtype d0 = tt_lower_type_copy(ctx, list->values[0]).dtype;
         if (d0 == TT_BOOL || d0 == TT_U8) {
-            if (list->n != 1 || d0 != TT_BOOL) return unsupported(ctx, "index_put with a mask");
+            if (list->n != 1 || d0 != TT_BOOL) return tt_lower_unsupported(ctx, "index_put with a mask");
             return index_put_mask(ctx, &xt, args[0].value, list->values[0], values, accumulate, outs);
         }
     }
@@ -570,13 +557,13 @@ static tt_status tt_lower_index_put(tt_lower_ctx *ctx, const tt_arg *args, int32
 
 /* PyTorch treats a 0-d self as [1] in the index_* ops; the result is 0-d again. */
 static tt_ir_value as_1d(tt_lower_ctx *ctx, tt_ir_value v) {
-    if (vtype(ctx, v).rank != 0) return v;
+    if (tt_lower_type_copy(ctx, v).rank != 0) return v;
     int64_t one = 1;
     return tt_ir_reshape(ctx->b, v, 1, &one);
 }
 
 static tt_ir_value back_to_0d(tt_lower_ctx *ctx, tt_ir_value orig, tt_ir_value v) {
-    return vtype(ctx, orig).rank == 0 ? tt_ir_reshape(ctx->b, v, 0, NULL) : v;
+    return tt_lower_type_copy(ctx, orig).rank == 0 ? tt_ir_reshape(ctx->b, v, 0, NULL) : v;
 }
 
 static tt_status tt_lower_index_select(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
@@ -584,7 +571,7 @@ static tt_status tt_lower_index_select(tt_lower_ctx *ctx, const tt_arg *args, in
     (void)nargs;
     (void)nouts;
     tt_ir_value x = as_1d(ctx, args[0].value);
-    tt_ir_type xt = vtype(ctx, x);
+    tt_ir_type xt = tt_lower_type_copy(ctx, x);
     int64_t dim = tt_lower_wrap_dim(ctx, args[1].i, xt.rank);
     adv_plan pl;
     if (!along_dim_plan(ctx, &pl, &xt, dim, args[2].value, false)) return tt_ir_builder_status(ctx->b);
@@ -597,8 +584,8 @@ static tt_status index_update(tt_lower_ctx *ctx, const tt_arg *args, const tt_ar
                               tt_ir_value *outs) {
     tt_ir_builder *b = ctx->b;
     tt_ir_value x = as_1d(ctx, args[0].value);
-    tt_ir_type xt = vtype(ctx, x), st = vtype(ctx, args[3].value);
-    if (st.dtype != xt.dtype) return unsupported(ctx, "index_add/index_copy with source of another dtype");
+    tt_ir_type xt = tt_lower_type_copy(ctx, x), st = tt_lower_type_copy(ctx, args[3].value);
+    if (st.dtype != xt.dtype) return tt_lower_unsupported(ctx, "index_add/index_copy with source of another dtype");
     int64_t dim = tt_lower_wrap_dim(ctx, args[1].i, xt.rank);
     adv_plan pl;
     if (!along_dim_plan(ctx, &pl, &xt, dim, args[2].value, false)) return tt_ir_builder_status(b);
@@ -628,8 +615,8 @@ static tt_status tt_lower_index_reduce(tt_lower_ctx *ctx, const tt_arg *args, in
                                   red ? red : "?");
     bool include_self = args[5].kind == TT_ARG_BOOL ? args[5].b : true;
     tt_ir_value x = as_1d(ctx, args[0].value);
-    tt_ir_type xt = vtype(ctx, x), st = vtype(ctx, args[3].value);
-    if (st.dtype != xt.dtype || xt.dtype == TT_BOOL) return unsupported(ctx, "index_reduce arguments");
+    tt_ir_type xt = tt_lower_type_copy(ctx, x), st = tt_lower_type_copy(ctx, args[3].value);
+    if (st.dtype != xt.dtype || xt.dtype == TT_BOOL) return tt_lower_unsupported(ctx, "index_reduce arguments");
     int64_t dim = tt_lower_wrap_dim(ctx, args[1].i, xt.rank);
     adv_plan pl;
     if (!along_dim_plan(ctx, &pl, &xt, dim, args[2].value, false)) return tt_ir_builder_status(b);
@@ -664,9 +651,9 @@ static tt_status tt_lower_put(tt_lower_ctx *ctx, const tt_arg *args, int32_t nar
     (void)nargs;
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type xt = vtype(ctx, args[0].value), it = vtype(ctx, args[1].value), st = vtype(ctx, args[2].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value), it = tt_lower_type_copy(ctx, args[1].value), st = tt_lower_type_copy(ctx, args[2].value);
     bool accumulate = args[3].kind == TT_ARG_BOOL && args[3].b;
-    if (it.dtype != TT_I64 || st.dtype != xt.dtype) return unsupported(ctx, "put arguments");
+    if (it.dtype != TT_I64 || st.dtype != xt.dtype) return tt_lower_unsupported(ctx, "put arguments");
     int64_t k = tt_numel(it.rank, it.dims), n = tt_numel(xt.rank, xt.dims);
     if (tt_numel(st.rank, st.dims) != k)
         return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "put_(): Expected source and index to have the same "
@@ -677,7 +664,7 @@ static tt_status tt_lower_put(tt_lower_ctx *ctx, const tt_arg *args, int32_t nar
         return tt_ir_builder_status(b);
     }
     tt_ir_value flat = tt_ir_reshape(b, args[0].value, 1, &n);
-    tt_ir_type ft = vtype(ctx, flat);
+    tt_ir_type ft = tt_lower_type_copy(ctx, flat);
     tt_ir_value idx = wrap_index(ctx, tt_ir_reshape(b, args[1].value, 1, &k), n);
     int64_t p0 = 0;
     adv_plan pl;
@@ -708,14 +695,14 @@ static tt_status tt_lower_index_fill(tt_lower_ctx *ctx, const tt_arg *args, int3
     (void)nouts;
     tt_ir_builder *b = ctx->b;
     tt_ir_value x = as_1d(ctx, args[0].value);
-    tt_ir_type xt = vtype(ctx, x);
-    tt_ir_type it = vtype(ctx, args[2].value);
-    if (it.dtype != TT_I64 || it.rank > 1) return unsupported(ctx, "index_fill arguments");
-    if (args[3].kind == TT_ARG_TENSOR && !args[3].wrapped_number && vtype(ctx, args[3].value).rank != 0)
+    tt_ir_type xt = tt_lower_type_copy(ctx, x);
+    tt_ir_type it = tt_lower_type_copy(ctx, args[2].value);
+    if (it.dtype != TT_I64 || it.rank > 1) return tt_lower_unsupported(ctx, "index_fill arguments");
+    if (args[3].kind == TT_ARG_TENSOR && !args[3].wrapped_number && tt_lower_type_copy(ctx, args[3].value).rank != 0)
         return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT,
                                   "index_fill_ only supports a 0-dimensional value tensor, but got tensor with %d "
                                   "dimension(s).",
-                                  vtype(ctx, args[3].value).rank);
+                                  tt_lower_type_copy(ctx, args[3].value).rank);
     int64_t dim = tt_lower_wrap_dim(ctx, args[1].i, xt.rank);
     int64_t n = xt.dims[dim];
     tt_ir_type ht = {.dtype = TT_BOOL, .rank = 1, .dims = {n}};
@@ -734,11 +721,11 @@ static tt_status tt_lower_take(tt_lower_ctx *ctx, const tt_arg *args, int32_t na
                                int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type xt = vtype(ctx, args[0].value), it = vtype(ctx, args[1].value);
-    if (it.dtype != TT_I64) return unsupported(ctx, "take with a non-i64 index");
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value), it = tt_lower_type_copy(ctx, args[1].value);
+    if (it.dtype != TT_I64) return tt_lower_unsupported(ctx, "take with a non-i64 index");
     int64_t n = tt_numel(xt.rank, xt.dims);
     tt_ir_value flat = tt_ir_reshape(ctx->b, args[0].value, 1, &n);
-    tt_ir_type ft = vtype(ctx, flat);
+    tt_ir_type ft = tt_lower_type_copy(ctx, flat);
     tt_ir_value idx = wrap_index(ctx, args[1].value, n);
     int64_t p0 = 0;
     adv_plan pl;
@@ -753,8 +740,8 @@ static tt_status tt_lower_embedding(tt_lower_ctx *ctx, const tt_arg *args, int32
                                     int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type wt = vtype(ctx, args[0].value), it = vtype(ctx, args[1].value);
-    if (wt.rank != 2 || !is_index_dtype(it.dtype)) return unsupported(ctx, "embedding arguments");
+    tt_ir_type wt = tt_lower_type_copy(ctx, args[0].value), it = tt_lower_type_copy(ctx, args[1].value);
+    if (wt.rank != 2 || !is_index_dtype(it.dtype)) return tt_lower_unsupported(ctx, "embedding arguments");
     tt_ir_value idx = tt_ir_convert(ctx->b, args[1].value, TT_I64);
     int64_t p0 = 0;
     adv_plan pl;
@@ -770,13 +757,13 @@ static tt_status tt_lower_embedding_dense_backward(tt_lower_ctx *ctx, const tt_a
     (void)nargs;
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type gt = vtype(ctx, args[0].value), it = vtype(ctx, args[1].value);
+    tt_ir_type gt = tt_lower_type_copy(ctx, args[0].value), it = tt_lower_type_copy(ctx, args[1].value);
     int64_t nw = args[2].i, pad = args[3].i;
     bool scale = args[4].kind == TT_ARG_BOOL && args[4].b;
     if (!is_index_dtype(it.dtype) || !tt_dtype_is_float(gt.dtype) || gt.rank != it.rank + 1 || nw < 0)
-        return unsupported(ctx, "embedding_dense_backward arguments");
+        return tt_lower_unsupported(ctx, "embedding_dense_backward arguments");
     for (int32_t d = 0; d < it.rank; d++)
-        if (gt.dims[d] != it.dims[d]) return unsupported(ctx, "embedding_dense_backward shapes");
+        if (gt.dims[d] != it.dims[d]) return tt_lower_unsupported(ctx, "embedding_dense_backward shapes");
     int64_t D = gt.dims[it.rank];
     tt_dtype acc = gt.dtype == TT_F64 ? TT_F64 : TT_F32;
     tt_ir_value g = tt_ir_convert(b, args[0].value, acc);
@@ -816,13 +803,13 @@ static tt_status tt_lower_masked_fill(tt_lower_ctx *ctx, const tt_arg *args, int
     (void)nargs;
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type xt = vtype(ctx, args[0].value), mt = vtype(ctx, args[1].value);
-    if (mt.dtype != TT_BOOL) return unsupported(ctx, "masked_fill with a non-bool mask");
-    if (args[2].kind == TT_ARG_TENSOR && !args[2].wrapped_number && vtype(ctx, args[2].value).rank != 0)
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value), mt = tt_lower_type_copy(ctx, args[1].value);
+    if (mt.dtype != TT_BOOL) return tt_lower_unsupported(ctx, "masked_fill with a non-bool mask");
+    if (args[2].kind == TT_ARG_TENSOR && !args[2].wrapped_number && tt_lower_type_copy(ctx, args[2].value).rank != 0)
         return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT,
                                   "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with %d "
                                   "dimension(s).",
-                                  vtype(ctx, args[2].value).rank);
+                                  tt_lower_type_copy(ctx, args[2].value).rank);
     tt_ir_type ot = {.dtype = xt.dtype};
     tt_status st = tt_lower_broadcast_shapes(xt.rank, xt.dims, mt.rank, mt.dims, &ot.rank, ot.dims);
     if (st != TT_OK) return tt_ir_builder_fail(b, st, "%s", tt_last_error());
@@ -859,8 +846,8 @@ static tt_status tt_lower_slice_scatter(tt_lower_ctx *ctx, const tt_arg *args, i
     (void)nargs;
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type xt = vtype(ctx, args[0].value), st = vtype(ctx, args[1].value);
-    if (xt.rank == 0) return unsupported(ctx, "slice_scatter on a 0-d tensor");
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value), st = tt_lower_type_copy(ctx, args[1].value);
+    if (xt.rank == 0) return tt_lower_unsupported(ctx, "slice_scatter on a 0-d tensor");
     int64_t dim = tt_lower_wrap_dim(ctx, args[2].i, xt.rank);
     int64_t n = xt.dims[dim];
     int64_t start = args[3].kind == TT_ARG_INT ? args[3].i : 0;
@@ -887,8 +874,8 @@ static tt_status tt_lower_select_scatter(tt_lower_ctx *ctx, const tt_arg *args, 
     (void)nargs;
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type xt = vtype(ctx, args[0].value), st = vtype(ctx, args[1].value);
-    if (xt.rank == 0) return unsupported(ctx, "select_scatter on a 0-d tensor");
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value), st = tt_lower_type_copy(ctx, args[1].value);
+    if (xt.rank == 0) return tt_lower_unsupported(ctx, "select_scatter on a 0-d tensor");
     int64_t dim = tt_lower_wrap_dim(ctx, args[2].i, xt.rank);
     int64_t n = xt.dims[dim], index = args[3].i;
     if (index < -n || index >= n)
@@ -912,8 +899,8 @@ static tt_status tt_lower_diagonal_scatter(tt_lower_ctx *ctx, const tt_arg *args
     (void)nargs;
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type xt = vtype(ctx, args[0].value), st = vtype(ctx, args[1].value);
-    if (xt.rank < 2) return unsupported(ctx, "diagonal_scatter rank");
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value), st = tt_lower_type_copy(ctx, args[1].value);
+    if (xt.rank < 2) return tt_lower_unsupported(ctx, "diagonal_scatter rank");
     int64_t off = args[2].i;
     int64_t d1 = tt_lower_wrap_dim(ctx, args[3].i, xt.rank), d2 = tt_lower_wrap_dim(ctx, args[4].i, xt.rank);
     if (d1 == d2) return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "diagonal dimensions cannot be identical");

@@ -359,3 +359,58 @@ tt_ir_value tt_lower_like(tt_lower_ctx *ctx, tt_ir_value x, double v) {
     tt_ir_type t = *tp; /* copy: the builder's type array moves when it grows */
     return tt_lower_full(ctx, t.dtype, t.rank, t.dims, v);
 }
+
+/* ---- small helpers shared by the family files (folded from per-file copies) ---- */
+
+/* Copy by value: the builder's type array moves as values are added; all zero when v has no type. */
+tt_ir_type tt_lower_type_copy(tt_lower_ctx *ctx, tt_ir_value v) {
+    tt_ir_type t;
+    memset(&t, 0, sizeof t);
+    const tt_ir_type *p = v == TT_IR_NONE ? NULL : tt_lower_type(ctx, v);
+    if (p) t = *p;
+    return t;
+}
+
+/* Copy into caller storage so callers can keep a pointer that NULL-signals a missing type. */
+const tt_ir_type *tt_lower_type_into(tt_lower_ctx *ctx, tt_ir_value v, tt_ir_type *store) {
+    const tt_ir_type *t = tt_lower_type(ctx, v);
+    if (!t) return NULL;
+    *store = *t;
+    return store;
+}
+
+/* UNSUPPORTED makes the shim fall back (decomposition or CPU) rather than raise. */
+tt_status tt_lower_unsupported(tt_lower_ctx *ctx, const char *what) {
+    return tt_ir_builder_fail(ctx->b, TT_STATUS_UNSUPPORTED, "%s: unsupported arguments on tpu", what);
+}
+
+/* Same fallback for a dtype a lowering does not handle. */
+tt_status tt_lower_unsupported_dtype(tt_lower_ctx *ctx, const char *op, tt_dtype dt) {
+    return tt_ir_builder_fail(ctx->b, TT_STATUS_UNSUPPORTED, "%s: dtype %s not lowered", op, tt_dtype_name(dt));
+}
+
+/* f32 when v has no type, so a failed builder still yields a usable dtype (the error is already recorded). */
+tt_dtype tt_lower_dtype_of(tt_lower_ctx *ctx, tt_ir_value v) {
+    const tt_ir_type *t = tt_lower_type(ctx, v);
+    return t ? t->dtype : TT_F32;
+}
+
+/* Scalars become runtime scalar parameters, so the program does not depend on their value. */
+tt_ir_value tt_lower_arg_like(tt_lower_ctx *ctx, const tt_arg *a, tt_ir_value like) {
+    const tt_ir_type *tp = tt_lower_type(ctx, like);
+    if (!tp) return TT_IR_NONE;
+    tt_ir_type t = *tp; /* copy: the builder's type array moves when it grows */
+    return tt_lower_to(ctx, tt_lower_arg(ctx, a, t.dtype), t.dtype, t.rank, t.dims);
+}
+
+/* Composites are computed in opmath; the single result is rounded back to dt here. */
+tt_status tt_lower_done(tt_lower_ctx *ctx, tt_ir_value *outs, tt_ir_value v, tt_dtype dt) {
+    outs[0] = tt_ir_convert(ctx->b, v, dt);
+    return tt_ir_builder_status(ctx->b);
+}
+
+/* y is typically a 0-d or lower-rank operand; converting it to x's type keeps x's dtype for the result. */
+tt_ir_value tt_lower_binary_like(tt_lower_ctx *ctx, tt_ir_op op, tt_ir_value x, tt_ir_value y) {
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
+    return tt_ir_binary(ctx->b, op, x, tt_lower_to(ctx, y, t.dtype, t.rank, t.dims));
+}

@@ -13,15 +13,6 @@
 
 /* ---- helpers ---- */
 
-/* A copy of v's type in store (NULL if v has none). Types are copied because the builder's storage moves as
- * values are added; store is a block-scoped compound literal at the call sites. */
-static const tt_ir_type *mm_type(tt_lower_ctx *ctx, tt_ir_value v, tt_ir_type *store) {
-    const tt_ir_type *t = tt_lower_type(ctx, v);
-    if (!t) return NULL;
-    *store = *t;
-    return store;
-}
-
 /* PyTorch's ScalarType name of a dtype, for error messages. */
 static const char *mm_pt_name(tt_dtype dt) {
     switch (dt) {
@@ -39,13 +30,10 @@ static const char *mm_pt_name(tt_dtype dt) {
     }
 }
 
-/* The dtype the contraction accumulates in: f32 for the 16-bit floats, the operand dtype otherwise. */
-static tt_dtype mm_acc_dtype(tt_dtype dt) { return (dt == TT_BF16 || dt == TT_F16) ? TT_F32 : dt; }
-
-/* Contraction with the given batch / contracting dims; the result is in mm_acc_dtype(operand dtype). */
+/* Contraction with the given batch / contracting dims; the result is in tt_lower_opmath(operand dtype). */
 static tt_ir_value mm_dot(tt_lower_ctx *ctx, tt_ir_value lhs, tt_ir_value rhs, int32_t nbatch, const int64_t *lb,
                           const int64_t *rb, int32_t ncontract, const int64_t *lc, const int64_t *rc) {
-    const tt_ir_type *t = mm_type(ctx, lhs, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, lhs, (tt_ir_type[1]){{0}});
     if (!t) return TT_IR_NONE;
     tt_dtype dt = t->dtype;
     tt_ir_attrs a;
@@ -62,12 +50,12 @@ static tt_ir_value mm_dot(tt_lower_ctx *ctx, tt_ir_value lhs, tt_ir_value rhs, i
     }
     bool tpu_float = dt == TT_F32 || dt == TT_BF16 || dt == TT_F16;
     a.dot.precision = tpu_float ? ctx->precision : TT_PRECISION_FP32;
-    return tt_ir_dot_general(ctx->b, lhs, rhs, &a, mm_acc_dtype(dt));
+    return tt_ir_dot_general(ctx->b, lhs, rhs, &a, tt_lower_opmath(dt));
 }
 
 /* x * scalar-argument s (as a runtime scalar parameter in x's dtype), broadcast to x's shape. */
 static tt_ir_value mm_scale(tt_lower_ctx *ctx, tt_ir_value x, const tt_arg *s) {
-    const tt_ir_type *t = mm_type(ctx, x, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, x, (tt_ir_type[1]){{0}});
     if (!t) return TT_IR_NONE;
     tt_ir_value sv = tt_lower_arg(ctx, s, t->dtype);
     sv = tt_lower_to(ctx, sv, t->dtype, t->rank, t->dims);
@@ -87,8 +75,8 @@ static tt_status mm_check_gemm_dtype(tt_lower_ctx *ctx, tt_dtype dt) {
  * not propagate), so that case is structural. */
 static tt_ir_value mm_epilogue(tt_lower_ctx *ctx, const char *target_name, tt_ir_value self, tt_ir_value prod,
                                const tt_arg *beta, const tt_arg *alpha, tt_dtype out_dt) {
-    const tt_ir_type *pt = mm_type(ctx, prod, (tt_ir_type[1]){{0}});
-    const tt_ir_type *st = mm_type(ctx, self, (tt_ir_type[1]){{0}});
+    const tt_ir_type *pt = tt_lower_type_into(ctx, prod, (tt_ir_type[1]){{0}});
+    const tt_ir_type *st = tt_lower_type_into(ctx, self, (tt_ir_type[1]){{0}});
     if (!pt || !st) return TT_IR_NONE;
     /* self must broadcast to the product's shape (expand semantics, trailing alignment). */
     if (st->rank > pt->rank) {
@@ -119,7 +107,7 @@ static tt_ir_value mm_epilogue(tt_lower_ctx *ctx, const char *target_name, tt_ir
 }
 
 static tt_status mm_need_rank(tt_lower_ctx *ctx, tt_ir_value v, int32_t rank, const char *msg) {
-    const tt_ir_type *t = mm_type(ctx, v, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, v, (tt_ir_type[1]){{0}});
     if (!t) return tt_ir_builder_status(ctx->b);
     if (t->rank != rank) return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "%s", msg);
     return TT_OK;
@@ -133,7 +121,7 @@ static tt_ir_value mm_2d(tt_lower_ctx *ctx, tt_ir_value a, tt_ir_value b, const 
     snprintf(msg, sizeof msg, "%s must be a matrix", a_name);
     if (mm_need_rank(ctx, a, 2, msg) != TT_OK) return TT_IR_NONE;
     if (mm_need_rank(ctx, b, 2, "mat2 must be a matrix") != TT_OK) return TT_IR_NONE;
-    const tt_ir_type *ta = mm_type(ctx, a, (tt_ir_type[1]){{0}}), *tb = mm_type(ctx, b, (tt_ir_type[1]){{0}});
+    const tt_ir_type *ta = tt_lower_type_into(ctx, a, (tt_ir_type[1]){{0}}), *tb = tt_lower_type_into(ctx, b, (tt_ir_type[1]){{0}});
     if (ta->dims[1] != tb->dims[0]) {
         tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
                            "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
@@ -156,7 +144,7 @@ static tt_status tt_lower_mm(tt_lower_ctx *ctx, const tt_arg *args, int32_t narg
                              int32_t nouts) {
     (void)nargs; (void)nouts;
     tt_ir_value p = mm_2d(ctx, args[0].value, args[1].value, "self");
-    const tt_ir_type *t = mm_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}});
     if (tt_ir_builder_status(ctx->b) != TT_OK || !t) return tt_ir_builder_status(ctx->b);
     outs[0] = tt_ir_convert(ctx->b, p, t->dtype);
     return tt_ir_builder_status(ctx->b);
@@ -164,7 +152,7 @@ static tt_status tt_lower_mm(tt_lower_ctx *ctx, const tt_arg *args, int32_t narg
 
 /* Same-dtype check of addmm / baddbmm / addbmm's self against the matrices. */
 static tt_status mm_self_dtype(tt_lower_ctx *ctx, tt_ir_value self, tt_ir_value m, const char *fmt) {
-    const tt_ir_type *ts = mm_type(ctx, self, (tt_ir_type[1]){{0}}), *tm = mm_type(ctx, m, (tt_ir_type[1]){{0}});
+    const tt_ir_type *ts = tt_lower_type_into(ctx, self, (tt_ir_type[1]){{0}}), *tm = tt_lower_type_into(ctx, m, (tt_ir_type[1]){{0}});
     if (!ts || !tm) return tt_ir_builder_status(ctx->b);
     if (ts->dtype != tm->dtype)
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, fmt, mm_pt_name(ts->dtype),
@@ -178,7 +166,7 @@ static tt_ir_value mm_addmm(tt_lower_ctx *ctx, const tt_arg *args, const char *n
     if (tt_ir_builder_status(ctx->b) != TT_OK) return TT_IR_NONE;
     if (mm_self_dtype(ctx, args[0].value, args[2].value, "self and mat2 must have the same dtype, but got %s and %s") != TT_OK)
         return TT_IR_NONE;
-    return mm_epilogue(ctx, name, args[0].value, p, &args[3], &args[4], mm_type(ctx, args[1].value, (tt_ir_type[1]){{0}})->dtype);
+    return mm_epilogue(ctx, name, args[0].value, p, &args[3], &args[4], tt_lower_type_into(ctx, args[1].value, (tt_ir_type[1]){{0}})->dtype);
 }
 
 static tt_status tt_lower_addmm(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
@@ -190,7 +178,7 @@ static tt_status tt_lower_addmm(tt_lower_ctx *ctx, const tt_arg *args, int32_t n
 
 /* gelu (erf form) of x in its float dtype. */
 static tt_ir_value mm_gelu(tt_lower_ctx *ctx, tt_ir_value x) {
-    const tt_ir_type *t = mm_type(ctx, x, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, x, (tt_ir_type[1]){{0}});
     if (!t) return TT_IR_NONE;
     tt_ir_value half = tt_lower_full(ctx, t->dtype, t->rank, t->dims, 0.5);
     tt_ir_value one = tt_lower_full(ctx, t->dtype, t->rank, t->dims, 1.0);
@@ -206,12 +194,12 @@ static tt_status tt_lower_addmm_activation(tt_lower_ctx *ctx, const tt_arg *args
                                            tt_ir_value *outs, int32_t nouts) {
     (void)nouts;
     tt_ir_value r = mm_addmm(ctx, args, "_addmm_activation");
-    const tt_ir_type *t = mm_type(ctx, r, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, r, (tt_ir_type[1]){{0}});
     if (!t) return tt_ir_builder_status(ctx->b);
     bool use_gelu = nargs > 5 && args[5].kind == TT_ARG_BOOL && args[5].b;
     if (use_gelu) {
         if (!tt_dtype_is_float(t->dtype)) return TT_STATUS_UNSUPPORTED;
-        tt_dtype acc = mm_acc_dtype(t->dtype);
+        tt_dtype acc = tt_lower_opmath(t->dtype);
         outs[0] = tt_ir_convert(ctx->b, mm_gelu(ctx, tt_ir_convert(ctx->b, r, acc)), t->dtype);
     } else {
         /* relu: maximum propagates NaN like PyTorch's clamp_min. */
@@ -227,7 +215,7 @@ static tt_status tt_lower_addmm_activation(tt_lower_ctx *ctx, const tt_arg *args
 static tt_ir_value mm_3d(tt_lower_ctx *ctx, tt_ir_value a, tt_ir_value b) {
     if (mm_need_rank(ctx, a, 3, "batch1 must be a 3D tensor") != TT_OK) return TT_IR_NONE;
     if (mm_need_rank(ctx, b, 3, "batch2 must be a 3D tensor") != TT_OK) return TT_IR_NONE;
-    const tt_ir_type *ta = mm_type(ctx, a, (tt_ir_type[1]){{0}}), *tb = mm_type(ctx, b, (tt_ir_type[1]){{0}});
+    const tt_ir_type *ta = tt_lower_type_into(ctx, a, (tt_ir_type[1]){{0}}), *tb = tt_lower_type_into(ctx, b, (tt_ir_type[1]){{0}});
     if (ta->dims[0] != tb->dims[0] || ta->dims[2] != tb->dims[1]) {
         tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
                            "Expected size for first two dimensions of batch2 tensor to be: [%lld, %lld] but got: "
@@ -250,15 +238,15 @@ static tt_status tt_lower_bmm(tt_lower_ctx *ctx, const tt_arg *args, int32_t nar
     (void)nargs; (void)nouts;
     tt_ir_value p = mm_3d(ctx, args[0].value, args[1].value);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
-    outs[0] = tt_ir_convert(ctx->b, p, mm_type(ctx, args[0].value, (tt_ir_type[1]){{0}})->dtype);
+    outs[0] = tt_ir_convert(ctx->b, p, tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}})->dtype);
     return tt_ir_builder_status(ctx->b);
 }
 
 static tt_status tt_lower_baddbmm(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                   int32_t nouts) {
     (void)nargs; (void)nouts;
-    const tt_ir_type *ts = mm_type(ctx, args[0].value, (tt_ir_type[1]){{0}}), *t1 = mm_type(ctx, args[1].value, (tt_ir_type[1]){{0}}),
-                     *t2 = mm_type(ctx, args[2].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *ts = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}}), *t1 = tt_lower_type_into(ctx, args[1].value, (tt_ir_type[1]){{0}}),
+                     *t2 = tt_lower_type_into(ctx, args[2].value, (tt_ir_type[1]){{0}});
     if (!ts || !t1 || !t2) return tt_ir_builder_status(ctx->b);
     if (ts->dtype != t1->dtype || ts->dtype != t2->dtype)
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
@@ -276,7 +264,7 @@ static tt_status tt_lower_addbmm(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
     tt_ir_value a = args[1].value, b = args[2].value;
     if (mm_need_rank(ctx, a, 3, "batch1 must be a 3D tensor") != TT_OK) return tt_ir_builder_status(ctx->b);
     if (mm_need_rank(ctx, b, 3, "batch2 must be a 3D tensor") != TT_OK) return tt_ir_builder_status(ctx->b);
-    const tt_ir_type *ta = mm_type(ctx, a, (tt_ir_type[1]){{0}}), *tb = mm_type(ctx, b, (tt_ir_type[1]){{0}});
+    const tt_ir_type *ta = tt_lower_type_into(ctx, a, (tt_ir_type[1]){{0}}), *tb = tt_lower_type_into(ctx, b, (tt_ir_type[1]){{0}});
     if (ta->dims[0] != tb->dims[0])
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
                                   "batch1 and batch2 must have same number of batches, got %lld and %lld",
@@ -303,7 +291,7 @@ static tt_status tt_lower_addbmm(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
 /* ---- mv / addmv / dot / vdot ---- */
 
 static tt_ir_value mm_mv(tt_lower_ctx *ctx, tt_ir_value m, tt_ir_value v, int32_t self_rank) {
-    const tt_ir_type *tm = mm_type(ctx, m, (tt_ir_type[1]){{0}}), *tv = mm_type(ctx, v, (tt_ir_type[1]){{0}});
+    const tt_ir_type *tm = tt_lower_type_into(ctx, m, (tt_ir_type[1]){{0}}), *tv = tt_lower_type_into(ctx, v, (tt_ir_type[1]){{0}});
     if (!tm || !tv) return TT_IR_NONE;
     if (tm->rank != 2 || tv->rank != 1) {
         tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
@@ -333,15 +321,15 @@ static tt_status tt_lower_mv(tt_lower_ctx *ctx, const tt_arg *args, int32_t narg
     (void)nargs; (void)nouts;
     tt_ir_value p = mm_mv(ctx, args[0].value, args[1].value, 1);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
-    outs[0] = tt_ir_convert(ctx->b, p, mm_type(ctx, args[0].value, (tt_ir_type[1]){{0}})->dtype);
+    outs[0] = tt_ir_convert(ctx->b, p, tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}})->dtype);
     return tt_ir_builder_status(ctx->b);
 }
 
 static tt_status tt_lower_addmv(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                 int32_t nouts) {
     (void)nargs; (void)nouts;
-    const tt_ir_type *ts = mm_type(ctx, args[0].value, (tt_ir_type[1]){{0}}), *tm = mm_type(ctx, args[1].value, (tt_ir_type[1]){{0}}),
-                     *tv = mm_type(ctx, args[2].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *ts = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}}), *tm = tt_lower_type_into(ctx, args[1].value, (tt_ir_type[1]){{0}}),
+                     *tv = tt_lower_type_into(ctx, args[2].value, (tt_ir_type[1]){{0}});
     if (!ts || !tm || !tv) return tt_ir_builder_status(ctx->b);
     if (tm->rank != 2 || tv->rank != 1 || ts->rank > 1)
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
@@ -364,7 +352,7 @@ static tt_status tt_lower_addmv(tt_lower_ctx *ctx, const tt_arg *args, int32_t n
 static tt_status tt_lower_dot(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                               int32_t nouts) {
     (void)nargs; (void)nouts;
-    const tt_ir_type *ta = mm_type(ctx, args[0].value, (tt_ir_type[1]){{0}}), *tb = mm_type(ctx, args[1].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *ta = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}}), *tb = tt_lower_type_into(ctx, args[1].value, (tt_ir_type[1]){{0}});
     if (!ta || !tb) return tt_ir_builder_status(ctx->b);
     if (ta->rank != 1 || tb->rank != 1)
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "1D tensors expected, but got %dD and %dD tensors",
@@ -394,8 +382,8 @@ static tt_status tt_lower_dot(tt_lower_ctx *ctx, const tt_arg *args, int32_t nar
 static tt_status tt_lower_addr(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                int32_t nouts) {
     (void)nargs; (void)nouts;
-    const tt_ir_type *ts = mm_type(ctx, args[0].value, (tt_ir_type[1]){{0}}), *t1 = mm_type(ctx, args[1].value, (tt_ir_type[1]){{0}}),
-                     *t2 = mm_type(ctx, args[2].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *ts = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}}), *t1 = tt_lower_type_into(ctx, args[1].value, (tt_ir_type[1]){{0}}),
+                     *t2 = tt_lower_type_into(ctx, args[2].value, (tt_ir_type[1]){{0}});
     if (!ts || !t1 || !t2) return tt_ir_builder_status(ctx->b);
     if (t1->rank != 1)
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "addr: Expected 1-D argument vec1, but got %d-D",
@@ -417,7 +405,7 @@ static tt_status tt_lower_addr(tt_lower_ctx *ctx, const tt_arg *args, int32_t na
                                       "For integral input tensors, argument %s must not be a floating point number.",
                                       nm);
     }
-    tt_dtype acc = mm_acc_dtype(dt);
+    tt_dtype acc = tt_lower_opmath(dt);
     int64_t dims[2] = {t1->dims[0], t2->dims[0]};
     int64_t d0 = 0, d1 = 1;
     tt_ir_value v1 = tt_ir_broadcast_in_dim(ctx->b, tt_ir_convert(ctx->b, args[1].value, acc), 2, dims, &d0);

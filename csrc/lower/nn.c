@@ -11,27 +11,10 @@
 
 /* ---- helpers (file-local) ---- */
 
-/* A copy of v's type: the builder's type array may move while we add values. */
-static tt_ir_type nn_type(tt_lower_ctx *ctx, tt_ir_value v) {
-    tt_ir_type t;
-    memset(&t, 0, sizeof t);
-    const tt_ir_type *p = tt_lower_type(ctx, v);
-    if (p) t = *p;
-    return t;
-}
-
-static tt_dtype nn_acc(tt_dtype dt) { return (dt == TT_BF16 || dt == TT_F16) ? TT_F32 : dt; }
-
 static bool nn_present(const tt_arg *a) { return a->kind == TT_ARG_TENSOR && a->value != TT_IR_NONE; }
 
-/* x op y, y broadcast (numpy, trailing dims) and converted to x's type. */
-static tt_ir_value nn_bin(tt_lower_ctx *ctx, tt_ir_op op, tt_ir_value x, tt_ir_value y) {
-    tt_ir_type t = nn_type(ctx, x);
-    return tt_ir_binary(ctx->b, op, x, tt_lower_to(ctx, y, t.dtype, t.rank, t.dims));
-}
-
 static tt_ir_value nn_const_like(tt_lower_ctx *ctx, tt_ir_value x, double v) {
-    tt_ir_type t = nn_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     return tt_lower_full(ctx, t.dtype, t.rank, t.dims, v);
 }
 
@@ -66,7 +49,7 @@ static int64_t nn_count(const tt_ir_type *t, const bool *mask) {
 /* mean over mask of x (acc dtype), reduced shape. */
 static tt_ir_value nn_mean(tt_lower_ctx *ctx, tt_ir_value x, const tt_ir_type *t, const bool *mask) {
     tt_ir_value s = nn_reduce(ctx, TT_REDUCE_ADD, x, t->rank, mask);
-    return nn_bin(ctx, TT_OP_DIVIDE, s, tt_lower_const(ctx, t->dtype, (double)nn_count(t, mask)));
+    return tt_lower_binary_like(ctx, TT_OP_DIVIDE, s, tt_lower_const(ctx, t->dtype, (double)nn_count(t, mask)));
 }
 
 /* A per-channel vector v (length t->dims[dim]) broadcast along dim of t, converted to dt. */
@@ -81,14 +64,14 @@ static tt_ir_value nn_scalar(tt_lower_ctx *ctx, tt_dtype dt, double v) { return 
 
 static tt_status nn_softmax(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs, bool is_log) {
     tt_ir_value x = args[0].value;
-    tt_ir_type t = nn_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (!tt_dtype_is_float(t.dtype)) return TT_STATUS_UNSUPPORTED;
     if (args[2].b) return TT_STATUS_UNSUPPORTED; /* half_to_float: CPU rejects it; let PyTorch say so */
     int64_t d = tt_lower_wrap_dim(ctx, args[1].i, t.rank);
     bool mask[TT_MAX_RANK] = {false};
     if (t.rank > 0) mask[d] = true;
-    tt_dtype acc = nn_acc(t.dtype);
+    tt_dtype acc = tt_lower_opmath(t.dtype);
     tt_ir_type ta = t;
     ta.dtype = acc;
     tt_ir_value xa = tt_ir_convert(ctx->b, x, acc);
@@ -118,14 +101,14 @@ static tt_status tt_lower_log_softmax(tt_lower_ctx *ctx, const tt_arg *args, int
  * The result has grad_output's dtype, as on CPU. */
 static tt_status nn_softmax_bwd(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs, bool is_log) {
     tt_ir_value g = args[0].value, y = args[1].value;
-    tt_ir_type t = nn_type(ctx, g);
-    tt_ir_type ty = nn_type(ctx, y);
+    tt_ir_type t = tt_lower_type_copy(ctx, g);
+    tt_ir_type ty = tt_lower_type_copy(ctx, y);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (!tt_dtype_is_float(t.dtype) || ty.rank != t.rank) return TT_STATUS_UNSUPPORTED;
     int64_t d = tt_lower_wrap_dim(ctx, args[2].i, t.rank);
     bool mask[TT_MAX_RANK] = {false};
     if (t.rank > 0) mask[d] = true;
-    tt_dtype acc = nn_acc(t.dtype);
+    tt_dtype acc = tt_lower_opmath(t.dtype);
     tt_ir_type ta = t;
     ta.dtype = acc;
     tt_ir_value ga = tt_ir_convert(ctx->b, g, acc), ya = tt_ir_convert(ctx->b, y, acc);
@@ -181,7 +164,7 @@ static tt_status tt_lower_native_layer_norm(tt_lower_ctx *ctx, const tt_arg *arg
                                             int32_t nouts) {
     (void)nargs;
     tt_ir_value x = args[0].value;
-    tt_ir_type t = nn_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (!tt_dtype_is_float(t.dtype) || nouts < 3) return TT_STATUS_UNSUPPORTED;
     int32_t axis = nn_ln_axis(ctx, &t, &args[1]);
@@ -189,11 +172,11 @@ static tt_status tt_lower_native_layer_norm(tt_lower_ctx *ctx, const tt_arg *arg
     bool has_w = nn_present(&args[2]), has_b = nn_present(&args[3]);
     /* Mixed precision (bf16 input, f32 params): the statistics take the parameters' dtype. */
     tt_dtype sdt = t.dtype;
-    if (has_w) sdt = nn_type(ctx, args[2].value).dtype;
-    else if (has_b) sdt = nn_type(ctx, args[3].value).dtype;
+    if (has_w) sdt = tt_lower_type_copy(ctx, args[2].value).dtype;
+    else if (has_b) sdt = tt_lower_type_copy(ctx, args[3].value).dtype;
     if (!tt_dtype_is_float(sdt)) return TT_STATUS_UNSUPPORTED;
-    tt_dtype acc = nn_acc(t.dtype);
-    if (nn_acc(sdt) != acc) return TT_STATUS_UNSUPPORTED;
+    tt_dtype acc = tt_lower_opmath(t.dtype);
+    if (tt_lower_opmath(sdt) != acc) return TT_STATUS_UNSUPPORTED;
     bool mask[TT_MAX_RANK] = {false};
     for (int32_t i = axis; i < t.rank; i++) mask[i] = true;
     tt_ir_type ta = t;
@@ -203,10 +186,10 @@ static tt_status tt_lower_native_layer_norm(tt_lower_ctx *ctx, const tt_arg *arg
     tt_ir_value xc = tt_ir_binary(ctx->b, TT_OP_SUBTRACT, xa, nn_back(ctx, mean, &ta, mask));
     tt_ir_value var = nn_mean(ctx, tt_ir_binary(ctx->b, TT_OP_MULTIPLY, xc, xc), &ta, mask);
     tt_ir_value rstd =
-        tt_ir_unary(ctx->b, TT_OP_RSQRT, nn_bin(ctx, TT_OP_ADD, var, nn_scalar(ctx, acc, args[4].f)));
+        tt_ir_unary(ctx->b, TT_OP_RSQRT, tt_lower_binary_like(ctx, TT_OP_ADD, var, nn_scalar(ctx, acc, args[4].f)));
     tt_ir_value y = tt_ir_binary(ctx->b, TT_OP_MULTIPLY, xc, nn_back(ctx, rstd, &ta, mask));
-    if (has_w) y = nn_bin(ctx, TT_OP_MULTIPLY, y, args[2].value);
-    if (has_b) y = nn_bin(ctx, TT_OP_ADD, y, args[3].value);
+    if (has_w) y = tt_lower_binary_like(ctx, TT_OP_MULTIPLY, y, args[2].value);
+    if (has_b) y = tt_lower_binary_like(ctx, TT_OP_ADD, y, args[3].value);
     outs[0] = tt_ir_convert(ctx->b, y, t.dtype);
     int64_t sdims[TT_MAX_RANK];
     for (int32_t i = 0; i < t.rank; i++) sdims[i] = i < axis ? t.dims[i] : 1;
@@ -220,13 +203,13 @@ static tt_status tt_lower_native_layer_norm_bwd(tt_lower_ctx *ctx, const tt_arg 
                                                 tt_ir_value *outs, int32_t nouts) {
     (void)nargs;
     tt_ir_value g = args[0].value, x = args[1].value;
-    tt_ir_type t = nn_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (!tt_dtype_is_float(t.dtype) || nouts < 3) return TT_STATUS_UNSUPPORTED;
     int32_t axis = nn_ln_axis(ctx, &t, &args[2]);
     if (axis < 0) return tt_ir_builder_status(ctx->b);
     bool has_w = nn_present(&args[5]), has_b = nn_present(&args[6]);
-    tt_dtype acc = nn_acc(t.dtype);
+    tt_dtype acc = tt_lower_opmath(t.dtype);
     bool mask[TT_MAX_RANK] = {false}, omask[TT_MAX_RANK] = {false};
     for (int32_t i = 0; i < t.rank; i++) {
         mask[i] = i >= axis;
@@ -245,13 +228,13 @@ static tt_status tt_lower_native_layer_norm_bwd(tt_lower_ctx *ctx, const tt_arg 
     tt_ir_value xa = tt_ir_convert(ctx->b, x, acc), ga = tt_ir_convert(ctx->b, g, acc);
     tt_ir_value xhat = tt_ir_binary(ctx->b, TT_OP_MULTIPLY,
                                     tt_ir_binary(ctx->b, TT_OP_SUBTRACT, xa, nn_back(ctx, mean, &ta, mask)), rstd_b);
-    tt_ir_value gw = has_w ? nn_bin(ctx, TT_OP_MULTIPLY, ga, tt_ir_convert(ctx->b, args[5].value, acc)) : ga;
+    tt_ir_value gw = has_w ? tt_lower_binary_like(ctx, TT_OP_MULTIPLY, ga, tt_ir_convert(ctx->b, args[5].value, acc)) : ga;
     tt_ir_value m1 = nn_back(ctx, nn_mean(ctx, gw, &ta, mask), &ta, mask);
     tt_ir_value m2 = nn_back(ctx, nn_mean(ctx, tt_ir_binary(ctx->b, TT_OP_MULTIPLY, gw, xhat), &ta, mask), &ta, mask);
     tt_ir_value gi = tt_ir_binary(ctx->b, TT_OP_SUBTRACT, tt_ir_binary(ctx->b, TT_OP_SUBTRACT, gw, m1),
                                   tt_ir_binary(ctx->b, TT_OP_MULTIPLY, xhat, m2));
     outs[0] = tt_ir_convert(ctx->b, tt_ir_binary(ctx->b, TT_OP_MULTIPLY, gi, rstd_b), t.dtype);
-    tt_dtype wdt = has_w ? nn_type(ctx, args[5].value).dtype : (has_b ? nn_type(ctx, args[6].value).dtype : t.dtype);
+    tt_dtype wdt = has_w ? tt_lower_type_copy(ctx, args[5].value).dtype : (has_b ? tt_lower_type_copy(ctx, args[6].value).dtype : t.dtype);
     (void)n_outer;
     outs[1] = tt_ir_convert(ctx->b, nn_reduce(ctx, TT_REDUCE_ADD, tt_ir_binary(ctx->b, TT_OP_MULTIPLY, ga, xhat),
                                               t.rank, omask), wdt);
@@ -276,8 +259,8 @@ typedef struct nn_nll {
 static tt_status nn_nll_setup(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value target, const tt_arg *weight,
                               const tt_arg *ignore, nn_nll *s) {
     memset(s, 0, sizeof *s);
-    s->t = nn_type(ctx, x);
-    tt_ir_type tt = nn_type(ctx, target);
+    s->t = tt_lower_type_copy(ctx, x);
+    tt_ir_type tt = tt_lower_type_copy(ctx, target);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (!tt_dtype_is_float(s->t.dtype) || !tt_dtype_is_int(tt.dtype) || s->t.rank < 1) return TT_STATUS_UNSUPPORTED;
     s->cd = s->t.rank == 1 ? 0 : 1;
@@ -287,7 +270,7 @@ static tt_status nn_nll_setup(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value targ
         if (tt.dims[k++] != s->t.dims[i]) return TT_STATUS_UNSUPPORTED;
     }
     s->cmask[s->cd] = true;
-    s->acc = nn_acc(s->t.dtype);
+    s->acc = tt_lower_opmath(s->t.dtype);
     tt_ir_value tgt = tt_ir_convert(ctx->b, target, TT_I64);
     /* the target broadcast to the input shape along the class dim */
     tt_ir_type ti = s->t;
@@ -325,7 +308,7 @@ static tt_status tt_lower_nll_loss_forward(tt_lower_ctx *ctx, const tt_arg *args
     tt_ir_value picked = nn_reduce(ctx, TT_REDUCE_ADD,
                                    tt_ir_select(ctx->b, s.onehot, xa, nn_const_like(ctx, xa, 0.0)), s.t.rank, s.cmask);
     tt_ir_value loss = tt_ir_unary(ctx->b, TT_OP_NEGATE, tt_ir_binary(ctx->b, TT_OP_MULTIPLY, picked, s.w));
-    tt_ir_type tl = nn_type(ctx, loss);
+    tt_ir_type tl = tt_lower_type_copy(ctx, loss);
     bool all[TT_MAX_RANK];
     for (int32_t i = 0; i < TT_MAX_RANK; i++) all[i] = true;
     tt_ir_value tw = nn_reduce(ctx, TT_REDUCE_ADD, s.w, tl.rank, all);
@@ -357,12 +340,12 @@ static tt_status tt_lower_nll_loss_backward(tt_lower_ctx *ctx, const tt_arg *arg
     ta.dtype = s.acc;
     tt_ir_value g = tt_ir_convert(ctx->b, args[0].value, s.acc);
     tt_ir_value coef; /* per target element, acc */
-    tt_ir_type tw = nn_type(ctx, s.w);
+    tt_ir_type tw = tt_lower_type_copy(ctx, s.w);
     if (red == 0) {
         coef = tt_ir_binary(ctx->b, TT_OP_MULTIPLY, s.w, tt_lower_to(ctx, g, s.acc, tw.rank, tw.dims));
     } else {
         if (red == 1) g = tt_ir_binary(ctx->b, TT_OP_DIVIDE, g, tt_ir_convert(ctx->b, args[6].value, s.acc));
-        coef = nn_bin(ctx, TT_OP_MULTIPLY, s.w, g);
+        coef = tt_lower_binary_like(ctx, TT_OP_MULTIPLY, s.w, g);
     }
     coef = tt_ir_unary(ctx->b, TT_OP_NEGATE, coef);
     tt_ir_value cb = nn_back(ctx, coef, &ta, s.cmask);
@@ -379,13 +362,13 @@ static tt_status nn_pair(tt_lower_ctx *ctx, const tt_arg *args, int32_t i0, tt_i
     int32_t idx[2] = {i0, i0 + 1};
     tt_dtype dt = tt_lower_result_type_of(args, 2, idx);
     if (!tt_dtype_is_float(dt)) return TT_STATUS_UNSUPPORTED;
-    tt_ir_type ta = nn_type(ctx, args[i0].value), tb = nn_type(ctx, args[i0 + 1].value);
+    tt_ir_type ta = tt_lower_type_copy(ctx, args[i0].value), tb = tt_lower_type_copy(ctx, args[i0 + 1].value);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     int32_t rank;
     int64_t dims[TT_MAX_RANK];
     tt_status st = tt_lower_broadcast_shapes(ta.rank, ta.dims, tb.rank, tb.dims, &rank, dims);
     if (st != TT_OK) return tt_ir_builder_fail(ctx->b, st, "%s", tt_last_error());
-    tt_dtype acc = nn_acc(dt);
+    tt_dtype acc = tt_lower_opmath(dt);
     *a = tt_lower_to(ctx, tt_ir_convert(ctx->b, args[i0].value, dt), acc, rank, dims);
     *b = tt_lower_to(ctx, tt_ir_convert(ctx->b, args[i0 + 1].value, dt), acc, rank, dims);
     *odt = dt;
@@ -394,7 +377,7 @@ static tt_status nn_pair(tt_lower_ctx *ctx, const tt_arg *args, int32_t i0, tt_i
 
 /* Applies reduction (0 none, 1 mean, 2 sum) to an elementwise loss l (acc) and converts to odt. */
 static tt_status nn_reduction(tt_lower_ctx *ctx, tt_ir_value l, int64_t red, tt_dtype odt, tt_ir_value *out) {
-    tt_ir_type t = nn_type(ctx, l);
+    tt_ir_type t = tt_lower_type_copy(ctx, l);
     bool all[TT_MAX_RANK];
     for (int32_t i = 0; i < TT_MAX_RANK; i++) all[i] = true;
     if (red == 1) l = nn_mean(ctx, l, &t, all);
@@ -408,10 +391,10 @@ static tt_status nn_reduction(tt_lower_ctx *ctx, tt_ir_value l, int64_t red, tt_
 
 /* Backward helper: grad (0-d for mean/sum, elementwise for none) broadcast to d's shape; mean divides by numel. */
 static tt_ir_value nn_grad_scale(tt_lower_ctx *ctx, tt_ir_value grad, tt_ir_value d, int64_t red) {
-    tt_ir_type t = nn_type(ctx, d);
+    tt_ir_type t = tt_lower_type_copy(ctx, d);
     tt_ir_value g = tt_lower_to(ctx, grad, t.dtype, t.rank, t.dims);
     if (red == 1)
-        g = nn_bin(ctx, TT_OP_DIVIDE, g, tt_lower_const(ctx, t.dtype, (double)tt_numel(t.rank, t.dims)));
+        g = tt_lower_binary_like(ctx, TT_OP_DIVIDE, g, tt_lower_const(ctx, t.dtype, (double)tt_numel(t.rank, t.dims)));
     return g;
 }
 
@@ -421,7 +404,7 @@ enum { NN_MSE, NN_SMOOTH_L1, NN_HUBER };
 static tt_ir_value nn_pointwise_loss(tt_lower_ctx *ctx, int kind, tt_ir_value d, tt_ir_value p) {
     if (kind == NN_MSE) return tt_ir_binary(ctx->b, TT_OP_MULTIPLY, d, d);
     tt_ir_value z = tt_ir_unary(ctx->b, TT_OP_ABS, d);
-    tt_ir_type t = nn_type(ctx, z);
+    tt_ir_type t = tt_lower_type_copy(ctx, z);
     tt_ir_value pb = tt_lower_to(ctx, p, t.dtype, t.rank, t.dims);
     tt_ir_value half = nn_const_like(ctx, z, 0.5);
     tt_ir_value lt = tt_ir_compare(ctx->b, TT_CMP_LT, z, pb);
@@ -435,7 +418,7 @@ static tt_ir_value nn_pointwise_loss(tt_lower_ctx *ctx, int kind, tt_ir_value d,
 /* d(loss)/d(self) elementwise. */
 static tt_ir_value nn_pointwise_grad(tt_lower_ctx *ctx, int kind, tt_ir_value d, tt_ir_value p) {
     if (kind == NN_MSE) return tt_ir_binary(ctx->b, TT_OP_MULTIPLY, nn_const_like(ctx, d, 2.0), d);
-    tt_ir_type t = nn_type(ctx, d);
+    tt_ir_type t = tt_lower_type_copy(ctx, d);
     tt_ir_value pb = tt_lower_to(ctx, p, t.dtype, t.rank, t.dims);
     tt_ir_value lt = tt_ir_compare(ctx->b, TT_CMP_LT, tt_ir_unary(ctx->b, TT_OP_ABS, d), pb);
     tt_ir_value sg = tt_ir_unary(ctx->b, TT_OP_SIGN, d);
@@ -449,7 +432,7 @@ static tt_status nn_loss_fwd(tt_lower_ctx *ctx, const tt_arg *args, int32_t narg
     tt_dtype odt;
     tt_status st = nn_pair(ctx, args, 0, &a, &b, &odt);
     if (st != TT_OK) return st;
-    tt_dtype acc = nn_acc(odt);
+    tt_dtype acc = tt_lower_opmath(odt);
     tt_ir_value p = kind == NN_MSE ? TT_IR_NONE : nn_scalar(ctx, acc, nargs > 3 ? tt_lower_arg_double(&args[3]) : 1.0);
     tt_ir_value l = nn_pointwise_loss(ctx, kind, tt_ir_binary(ctx->b, TT_OP_SUBTRACT, a, b), p);
     return nn_reduction(ctx, l, args[2].i, odt, outs);
@@ -461,7 +444,7 @@ static tt_status nn_loss_bwd(tt_lower_ctx *ctx, const tt_arg *args, int32_t narg
     tt_dtype odt;
     tt_status st = nn_pair(ctx, args, 1, &a, &b, &odt);
     if (st != TT_OK) return st;
-    tt_dtype acc = nn_acc(odt);
+    tt_dtype acc = tt_lower_opmath(odt);
     tt_ir_value p = kind == NN_MSE ? TT_IR_NONE : nn_scalar(ctx, acc, nargs > 4 ? tt_lower_arg_double(&args[4]) : 1.0);
     tt_ir_value d = tt_ir_binary(ctx->b, TT_OP_SUBTRACT, a, b);
     tt_ir_value g = nn_grad_scale(ctx, tt_ir_convert(ctx->b, args[0].value, acc), d, args[3].i);
@@ -518,7 +501,7 @@ static tt_status tt_lower_bce(tt_lower_ctx *ctx, const tt_arg *args, int32_t nar
     tt_ir_value l = tt_ir_binary(ctx->b, TT_OP_SUBTRACT,
                                  tt_ir_binary(ctx->b, TT_OP_MULTIPLY, tt_ir_binary(ctx->b, TT_OP_SUBTRACT, t, one), l1x),
                                  tt_ir_binary(ctx->b, TT_OP_MULTIPLY, t, lx));
-    if (nn_present(&args[2])) l = nn_bin(ctx, TT_OP_MULTIPLY, l, args[2].value);
+    if (nn_present(&args[2])) l = tt_lower_binary_like(ctx, TT_OP_MULTIPLY, l, args[2].value);
     return nn_reduction(ctx, l, args[3].i, odt, outs);
 }
 
@@ -535,9 +518,9 @@ static tt_status tt_lower_bce_bwd(tt_lower_ctx *ctx, const tt_arg *args, int32_t
                                    tt_ir_binary(ctx->b, TT_OP_MULTIPLY, tt_ir_binary(ctx->b, TT_OP_SUBTRACT, one, x), x),
                                    nn_const_like(ctx, x, 1e-12));
     tt_ir_value r = tt_ir_binary(ctx->b, TT_OP_DIVIDE, tt_ir_binary(ctx->b, TT_OP_SUBTRACT, x, t), den);
-    tt_dtype acc = nn_acc(odt);
+    tt_dtype acc = tt_lower_opmath(odt);
     r = tt_ir_binary(ctx->b, TT_OP_MULTIPLY, r, nn_grad_scale(ctx, tt_ir_convert(ctx->b, args[0].value, acc), x, args[4].i));
-    if (nn_present(&args[3])) r = nn_bin(ctx, TT_OP_MULTIPLY, r, args[3].value);
+    if (nn_present(&args[3])) r = tt_lower_binary_like(ctx, TT_OP_MULTIPLY, r, args[3].value);
     outs[0] = tt_ir_convert(ctx->b, r, odt);
     return tt_ir_builder_status(ctx->b);
 }
@@ -558,7 +541,7 @@ static tt_status tt_lower_bce_logits(tt_lower_ctx *ctx, const tt_arg *args, int3
                     tt_ir_unary(ctx->b, TT_OP_EXP, tt_ir_unary(ctx->b, TT_OP_NEGATE, tt_ir_unary(ctx->b, TT_OP_ABS, x)))));
     tt_ir_value lw = one;
     if (nn_present(&args[3])) {
-        tt_ir_type tx = nn_type(ctx, x);
+        tt_ir_type tx = tt_lower_type_copy(ctx, x);
         tt_ir_value pw = tt_lower_to(ctx, args[3].value, tx.dtype, tx.rank, tx.dims);
         lw = tt_ir_binary(ctx->b, TT_OP_ADD, one,
                           tt_ir_binary(ctx->b, TT_OP_MULTIPLY, tt_ir_binary(ctx->b, TT_OP_SUBTRACT, pw, one), t));
@@ -566,7 +549,7 @@ static tt_status tt_lower_bce_logits(tt_lower_ctx *ctx, const tt_arg *args, int3
     tt_ir_value l = tt_ir_binary(ctx->b, TT_OP_SUBTRACT,
                                  tt_ir_binary(ctx->b, TT_OP_MULTIPLY, tt_ir_binary(ctx->b, TT_OP_SUBTRACT, one, t), x),
                                  tt_ir_binary(ctx->b, TT_OP_MULTIPLY, lw, ls));
-    if (nn_present(&args[2])) l = nn_bin(ctx, TT_OP_MULTIPLY, l, args[2].value);
+    if (nn_present(&args[2])) l = tt_lower_binary_like(ctx, TT_OP_MULTIPLY, l, args[2].value);
     return nn_reduction(ctx, l, args[4].i, odt, outs);
 }
 
@@ -577,7 +560,7 @@ static tt_status tt_lower_native_dropout(tt_lower_ctx *ctx, const tt_arg *args, 
                                          int32_t nouts) {
     (void)nargs;
     tt_ir_value x = args[0].value;
-    tt_ir_type t = nn_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (!tt_dtype_is_float(t.dtype) || nouts < 2) return TT_STATUS_UNSUPPORTED;
     bool train = args[2].kind != TT_ARG_BOOL || args[2].b; /* None means train */
@@ -589,14 +572,14 @@ static tt_status tt_lower_native_dropout(tt_lower_ctx *ctx, const tt_arg *args, 
     }
     double p1m = 1.0 - args[1].f;
     double scale = p1m == 0.0 ? 0.0 : 1.0 / p1m;
-    tt_dtype acc = nn_acc(t.dtype);
+    tt_dtype acc = tt_lower_opmath(t.dtype);
     tt_ir_value seed, offset;
     tt_lower_rng(ctx, (uint64_t)n, &seed, &offset);
     tt_ir_value u = tt_ir_rng_uniform(ctx->b, TT_F32, t.rank, t.dims, seed, offset);
     tt_ir_value keep = tt_ir_compare(ctx->b, TT_CMP_LT, u, tt_lower_to(ctx, nn_scalar(ctx, TT_F32, p1m), TT_F32,
                                                                          t.rank, t.dims));
     tt_ir_value xa = tt_ir_convert(ctx->b, x, acc);
-    tt_ir_value y = nn_bin(ctx, TT_OP_MULTIPLY, xa, nn_scalar(ctx, acc, scale));
+    tt_ir_value y = tt_lower_binary_like(ctx, TT_OP_MULTIPLY, xa, nn_scalar(ctx, acc, scale));
     outs[0] = tt_ir_convert(ctx->b, tt_ir_select(ctx->b, keep, y, nn_const_like(ctx, xa, 0.0)), t.dtype);
     outs[1] = keep;
     return tt_ir_builder_status(ctx->b);
@@ -607,13 +590,13 @@ static tt_status tt_lower_native_dropout_bwd(tt_lower_ctx *ctx, const tt_arg *ar
                                              int32_t nouts) {
     (void)nargs; (void)nouts;
     tt_ir_value g = args[0].value;
-    tt_ir_type t = nn_type(ctx, g);
+    tt_ir_type t = tt_lower_type_copy(ctx, g);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (!tt_dtype_is_float(t.dtype)) return TT_STATUS_UNSUPPORTED;
-    tt_dtype acc = nn_acc(t.dtype);
+    tt_dtype acc = tt_lower_opmath(t.dtype);
     tt_ir_value m = tt_lower_to(ctx, tt_ir_convert(ctx->b, args[1].value, acc), acc, t.rank, t.dims);
     tt_ir_value y = tt_ir_binary(ctx->b, TT_OP_MULTIPLY, tt_ir_convert(ctx->b, g, acc), m);
-    y = nn_bin(ctx, TT_OP_MULTIPLY, y, nn_scalar(ctx, acc, tt_lower_arg_double(&args[2])));
+    y = tt_lower_binary_like(ctx, TT_OP_MULTIPLY, y, nn_scalar(ctx, acc, tt_lower_arg_double(&args[2])));
     outs[0] = tt_ir_convert(ctx->b, y, t.dtype);
     return tt_ir_builder_status(ctx->b);
 }
@@ -623,7 +606,7 @@ static tt_status tt_lower_native_dropout_bwd(tt_lower_ctx *ctx, const tt_arg *ar
 /* Dtype of the statistics: the parameters' when given (mixed bf16 input / f32 params), else the input's. */
 static tt_dtype nn_param_dtype(tt_lower_ctx *ctx, tt_dtype in, const tt_arg *const *cands, int n) {
     for (int i = 0; i < n; i++)
-        if (nn_present(cands[i])) return nn_type(ctx, cands[i]->value).dtype;
+        if (nn_present(cands[i])) return tt_lower_type_copy(ctx, cands[i]->value).dtype;
     return in;
 }
 
@@ -633,15 +616,15 @@ static tt_status nn_batch_norm(tt_lower_ctx *ctx, const tt_arg *x_a, const tt_ar
                                const tt_arg *rm_a, const tt_arg *rv_a, bool training, double momentum, double eps,
                                tt_ir_value *outs, bool new_stats) {
     tt_ir_value x = x_a->value;
-    tt_ir_type t = nn_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (!tt_dtype_is_float(t.dtype) || t.rank < 2) return TT_STATUS_UNSUPPORTED;
     bool has_stats = nn_present(rm_a) && nn_present(rv_a);
     if (!training && !has_stats) return TT_STATUS_UNSUPPORTED;
     const tt_arg *cands[4] = {w_a, b_a, rm_a, rv_a};
     tt_dtype pdt = nn_param_dtype(ctx, t.dtype, cands, 4);
-    tt_dtype acc = nn_acc(t.dtype);
-    if (!tt_dtype_is_float(pdt) || nn_acc(pdt) != acc) return TT_STATUS_UNSUPPORTED;
+    tt_dtype acc = tt_lower_opmath(t.dtype);
+    if (!tt_dtype_is_float(pdt) || tt_lower_opmath(pdt) != acc) return TT_STATUS_UNSUPPORTED;
     bool mask[TT_MAX_RANK] = {false};
     for (int32_t i = 0; i < t.rank; i++) mask[i] = i != 1;
     int64_t n = nn_count(&t, mask);
@@ -658,7 +641,7 @@ static tt_status nn_batch_norm(tt_lower_ctx *ctx, const tt_arg *x_a, const tt_ar
         mean = tt_ir_convert(ctx->b, rm_a->value, acc);
         var = tt_ir_convert(ctx->b, rv_a->value, acc);
     }
-    invstd = tt_ir_unary(ctx->b, TT_OP_RSQRT, nn_bin(ctx, TT_OP_ADD, var, epsv));
+    invstd = tt_ir_unary(ctx->b, TT_OP_RSQRT, tt_lower_binary_like(ctx, TT_OP_ADD, var, epsv));
     tt_ir_value y = tt_ir_binary(ctx->b, TT_OP_MULTIPLY,
                                  tt_ir_binary(ctx->b, TT_OP_SUBTRACT, xa, nn_chan(ctx, mean, &ta, 1, acc)),
                                  nn_chan(ctx, invstd, &ta, 1, acc));
@@ -676,15 +659,15 @@ static tt_status nn_batch_norm(tt_lower_ctx *ctx, const tt_arg *x_a, const tt_ar
     if (new_stats) {
         if (training && has_stats) {
             tt_ir_value m = nn_scalar(ctx, acc, momentum), m1 = nn_scalar(ctx, acc, 1.0 - momentum);
-            tt_ir_value uvar = nn_bin(ctx, TT_OP_DIVIDE, nn_bin(ctx, TT_OP_MULTIPLY, var, tt_lower_const(ctx, acc, (double)n)),
+            tt_ir_value uvar = tt_lower_binary_like(ctx, TT_OP_DIVIDE, tt_lower_binary_like(ctx, TT_OP_MULTIPLY, var, tt_lower_const(ctx, acc, (double)n)),
                                       tt_lower_const(ctx, acc, (double)(n - 1)));
             tt_ir_value rm = tt_ir_convert(ctx->b, rm_a->value, acc), rv = tt_ir_convert(ctx->b, rv_a->value, acc);
-            tt_ir_value nrm = tt_ir_binary(ctx->b, TT_OP_ADD, nn_bin(ctx, TT_OP_MULTIPLY, rm, m1),
-                                           nn_bin(ctx, TT_OP_MULTIPLY, mean, m));
-            tt_ir_value nrv = tt_ir_binary(ctx->b, TT_OP_ADD, nn_bin(ctx, TT_OP_MULTIPLY, rv, m1),
-                                           nn_bin(ctx, TT_OP_MULTIPLY, uvar, m));
-            outs[3] = tt_ir_convert(ctx->b, nrm, nn_type(ctx, rm_a->value).dtype);
-            outs[4] = tt_ir_convert(ctx->b, nrv, nn_type(ctx, rv_a->value).dtype);
+            tt_ir_value nrm = tt_ir_binary(ctx->b, TT_OP_ADD, tt_lower_binary_like(ctx, TT_OP_MULTIPLY, rm, m1),
+                                           tt_lower_binary_like(ctx, TT_OP_MULTIPLY, mean, m));
+            tt_ir_value nrv = tt_ir_binary(ctx->b, TT_OP_ADD, tt_lower_binary_like(ctx, TT_OP_MULTIPLY, rv, m1),
+                                           tt_lower_binary_like(ctx, TT_OP_MULTIPLY, uvar, m));
+            outs[3] = tt_ir_convert(ctx->b, nrm, tt_lower_type_copy(ctx, rm_a->value).dtype);
+            outs[4] = tt_ir_convert(ctx->b, nrv, tt_lower_type_copy(ctx, rv_a->value).dtype);
         } else if (has_stats) {
             outs[3] = rm_a->value;
             outs[4] = rv_a->value;
@@ -741,11 +724,11 @@ static tt_status tt_lower_native_batch_norm_bwd(tt_lower_ctx *ctx, const tt_arg 
                                                 tt_ir_value *outs, int32_t nouts) {
     (void)nargs;
     tt_ir_value g = args[0].value, x = args[1].value;
-    tt_ir_type t = nn_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (!tt_dtype_is_float(t.dtype) || t.rank < 2 || nouts < 3) return TT_STATUS_UNSUPPORTED;
     bool train = args[7].b;
-    tt_dtype acc = nn_acc(t.dtype);
+    tt_dtype acc = tt_lower_opmath(t.dtype);
     const tt_arg *cands[3] = {&args[2], &args[3], &args[5]};
     tt_dtype pdt = nn_param_dtype(ctx, t.dtype, cands, 3);
     tt_ir_value mean, invstd;
@@ -756,7 +739,7 @@ static tt_status tt_lower_native_batch_norm_bwd(tt_lower_ctx *ctx, const tt_arg 
     } else {
         if (!nn_present(&args[3]) || !nn_present(&args[4])) return TT_STATUS_UNSUPPORTED;
         mean = tt_ir_convert(ctx->b, args[3].value, acc);
-        invstd = tt_ir_unary(ctx->b, TT_OP_RSQRT, nn_bin(ctx, TT_OP_ADD, tt_ir_convert(ctx->b, args[4].value, acc),
+        invstd = tt_ir_unary(ctx->b, TT_OP_RSQRT, tt_lower_binary_like(ctx, TT_OP_ADD, tt_ir_convert(ctx->b, args[4].value, acc),
                                                          nn_scalar(ctx, acc, args[8].f)));
     }
     bool mask[TT_MAX_RANK] = {false};
@@ -774,8 +757,8 @@ static tt_status tt_lower_native_batch_norm_bwd(tt_lower_ctx *ctx, const tt_arg 
     tt_ir_value gi;
     if (train) {
         tt_ir_value nn = tt_lower_const(ctx, acc, (double)nn_count(&t, mask));
-        tt_ir_value mg = nn_chan(ctx, nn_bin(ctx, TT_OP_DIVIDE, sum_g, nn), &ta, 1, acc);
-        tt_ir_value mgx = nn_chan(ctx, nn_bin(ctx, TT_OP_DIVIDE, sum_gx, nn), &ta, 1, acc);
+        tt_ir_value mg = nn_chan(ctx, tt_lower_binary_like(ctx, TT_OP_DIVIDE, sum_g, nn), &ta, 1, acc);
+        tt_ir_value mgx = nn_chan(ctx, tt_lower_binary_like(ctx, TT_OP_DIVIDE, sum_gx, nn), &ta, 1, acc);
         gi = tt_ir_binary(ctx->b, TT_OP_SUBTRACT, tt_ir_binary(ctx->b, TT_OP_SUBTRACT, ga, mg),
                           tt_ir_binary(ctx->b, TT_OP_MULTIPLY, xhat, mgx));
         gi = tt_ir_binary(ctx->b, TT_OP_MULTIPLY, gi, scale);
@@ -805,22 +788,22 @@ static tt_status tt_lower_native_group_norm(tt_lower_ctx *ctx, const tt_arg *arg
                                             int32_t nouts) {
     (void)nargs;
     tt_ir_value x = args[0].value;
-    tt_ir_type t = nn_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     int64_t v[3];
     if (!tt_dtype_is_float(t.dtype) || nouts < 3 || !nn_gn_view(&t, args[3].i, args[4].i, args[5].i, args[6].i, v))
         return TT_STATUS_UNSUPPORTED;
     const tt_arg *cands[2] = {&args[1], &args[2]};
     tt_dtype pdt = nn_param_dtype(ctx, t.dtype, cands, 2);
-    tt_dtype acc = nn_acc(t.dtype);
-    if (!tt_dtype_is_float(pdt) || nn_acc(pdt) != acc) return TT_STATUS_UNSUPPORTED;
+    tt_dtype acc = tt_lower_opmath(t.dtype);
+    if (!tt_dtype_is_float(pdt) || tt_lower_opmath(pdt) != acc) return TT_STATUS_UNSUPPORTED;
     tt_ir_value xa = tt_ir_reshape(ctx->b, tt_ir_convert(ctx->b, x, acc), 3, v);
     tt_ir_type tv = {.dtype = acc, .rank = 3, .dims = {v[0], v[1], v[2]}};
     bool mask[TT_MAX_RANK] = {false, false, true};
     tt_ir_value mean = nn_mean(ctx, xa, &tv, mask);
     tt_ir_value xc = tt_ir_binary(ctx->b, TT_OP_SUBTRACT, xa, nn_back(ctx, mean, &tv, mask));
     tt_ir_value var = nn_mean(ctx, tt_ir_binary(ctx->b, TT_OP_MULTIPLY, xc, xc), &tv, mask);
-    tt_ir_value rstd = tt_ir_unary(ctx->b, TT_OP_RSQRT, nn_bin(ctx, TT_OP_ADD, var, nn_scalar(ctx, acc, args[7].f)));
+    tt_ir_value rstd = tt_ir_unary(ctx->b, TT_OP_RSQRT, tt_lower_binary_like(ctx, TT_OP_ADD, var, nn_scalar(ctx, acc, args[7].f)));
     tt_ir_value y = tt_ir_binary(ctx->b, TT_OP_MULTIPLY, xc, nn_back(ctx, rstd, &tv, mask));
     tt_ir_type ta = t;
     ta.dtype = acc;
@@ -838,13 +821,13 @@ static tt_status tt_lower_native_group_norm_bwd(tt_lower_ctx *ctx, const tt_arg 
                                                 tt_ir_value *outs, int32_t nouts) {
     (void)nargs;
     tt_ir_value g = args[0].value, x = args[1].value;
-    tt_ir_type t = nn_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     int64_t v[3];
     int64_t N = args[5].i, C = args[6].i, HxW = args[7].i;
     if (!tt_dtype_is_float(t.dtype) || nouts < 3 || !nn_gn_view(&t, N, C, HxW, args[8].i, v))
         return TT_STATUS_UNSUPPORTED;
-    tt_dtype acc = nn_acc(t.dtype);
+    tt_dtype acc = tt_lower_opmath(t.dtype);
     const tt_arg *cands[2] = {&args[4], &args[2]};
     tt_dtype pdt = nn_param_dtype(ctx, t.dtype, cands, 2);
     tt_ir_type tv = {.dtype = acc, .rank = 3, .dims = {v[0], v[1], v[2]}};

@@ -14,18 +14,6 @@
 #define PO_MAXS 3
 #define PO_MAX_K 512 /* kernel offsets stacked at once; bigger kernels fall back */
 
-static tt_ir_type po_type(tt_lower_ctx *ctx, tt_ir_value v) {
-    tt_ir_type t;
-    memset(&t, 0, sizeof t);
-    const tt_ir_type *p = v == TT_IR_NONE ? NULL : tt_lower_type(ctx, v);
-    if (p) t = *p;
-    return t;
-}
-
-static tt_status po_unsupported(tt_lower_ctx *ctx, const char *what) {
-    return tt_ir_builder_fail(ctx->b, TT_STATUS_UNSUPPORTED, "%s: unsupported arguments on tpu", what);
-}
-
 typedef struct po_params {
     int32_t S;
     int64_t k[PO_MAXS], s[PO_MAXS], p[PO_MAXS], d[PO_MAXS], in[PO_MAXS], out[PO_MAXS];
@@ -79,7 +67,7 @@ static bool po_parse(tt_lower_ctx *ctx, const tt_ir_type *t, int32_t S, const tt
         q->out[i] = po_out_size(q->in[i], q->k[i], q->p[i], q->s[i], q->d[i], q->ceil);
         ok = q->out[i] >= 1 && (is_max || q->in[i] >= q->k[i]); /* avg_pool3d: "input image smaller than kernel" */
     }
-    if (!ok) po_unsupported(ctx, "pool3d arguments");
+    if (!ok) tt_lower_unsupported(ctx, "pool3d arguments");
     return ok;
 }
 
@@ -106,15 +94,15 @@ static tt_status tt_lower_max_pool3d_with_indices(tt_lower_ctx *ctx, const tt_ar
     (void)nargs;
     tt_ir_builder *b = ctx->b;
     const int32_t S = 3;
-    tt_ir_type t = po_type(ctx, args[0].value);
+    tt_ir_type t = tt_lower_type_copy(ctx, args[0].value);
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
-    if (t.dtype == TT_BOOL) return po_unsupported(ctx, "max_pool3d");
+    if (t.dtype == TT_BOOL) return tt_lower_unsupported(ctx, "max_pool3d");
     po_params q;
     if (!po_parse(ctx, &t, S, &args[1], &args[2], &args[3], &args[4], &args[5], true, &q)) return tt_ir_builder_status(b);
     int64_t K = 1;
     for (int32_t i = 0; i < S; i++) K *= q.k[i];
     int32_t r = t.rank, lead = r - S;
-    if (K > PO_MAX_K || r + 1 > TT_MAX_RANK) return po_unsupported(ctx, "max_pool3d kernel");
+    if (K > PO_MAX_K || r + 1 > TT_MAX_RANK) return tt_lower_unsupported(ctx, "max_pool3d kernel");
     if (tt_numel(r, t.dims) == 0) { /* empty batch */
         int64_t od[TT_MAX_RANK];
         memcpy(od, t.dims, sizeof od);
@@ -196,15 +184,15 @@ static tt_status tt_lower_max_pool3d_with_indices_backward(tt_lower_ctx *ctx, co
     (void)nouts;
     tt_ir_builder *b = ctx->b;
     const int32_t S = 3;
-    tt_ir_type tg = po_type(ctx, args[0].value), tx = po_type(ctx, args[1].value), ti = po_type(ctx, args[7].value);
+    tt_ir_type tg = tt_lower_type_copy(ctx, args[0].value), tx = tt_lower_type_copy(ctx, args[1].value), ti = tt_lower_type_copy(ctx, args[7].value);
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
     if ((tx.rank != S + 1 && tx.rank != S + 2) || tg.rank != tx.rank || ti.rank != tx.rank || !tt_dtype_is_float(tg.dtype) ||
         tg.dtype != tx.dtype || !tt_dtype_is_int(ti.dtype) || memcmp(ti.dims, tg.dims, sizeof(int64_t) * (size_t)tg.rank) != 0)
-        return po_unsupported(ctx, "max_pool3d_backward");
+        return tt_lower_unsupported(ctx, "max_pool3d_backward");
     int32_t r = tx.rank, lead = r - S;
     int64_t P = 1, M = 1, V = 1;
     for (int32_t d = 0; d < lead; d++) {
-        if (tg.dims[d] != tx.dims[d]) return po_unsupported(ctx, "max_pool3d_backward");
+        if (tg.dims[d] != tx.dims[d]) return tt_lower_unsupported(ctx, "max_pool3d_backward");
         P *= tx.dims[d];
     }
     for (int32_t i = 0; i < S; i++) {
@@ -285,9 +273,9 @@ static tt_status tt_lower_avg_pool3d(tt_lower_ctx *ctx, const tt_arg *args, int3
     (void)nouts;
     tt_ir_builder *b = ctx->b;
     const int32_t S = 3;
-    tt_ir_type t = po_type(ctx, args[0].value);
+    tt_ir_type t = tt_lower_type_copy(ctx, args[0].value);
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
-    if (!tt_dtype_is_float(t.dtype) && t.dtype != TT_I64) return po_unsupported(ctx, "avg_pool3d");
+    if (!tt_dtype_is_float(t.dtype) && t.dtype != TT_I64) return tt_lower_unsupported(ctx, "avg_pool3d");
     if (args[6].kind == TT_ARG_INT && args[6].i == 0)
         return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "divisor must be not zero");
     po_params q;
@@ -321,7 +309,7 @@ static tt_status tt_lower_avg_pool3d(tt_lower_ctx *ctx, const tt_arg *args, int3
     }
     tt_ir_value sum = tt_ir_reduce_window(b, tt_ir_convert(b, args[0].value, acc), &a);
     /* windows past the input (ceil_mode) can make the result longer: keep the first out[i] */
-    tt_ir_type st = po_type(ctx, sum);
+    tt_ir_type st = tt_lower_type_copy(ctx, sum);
     int64_t s0[TT_MAX_RANK] = {0};
     bool cut = false;
     for (int32_t d = 0; d < r; d++)
@@ -341,19 +329,19 @@ static tt_status tt_lower_avg_pool3d_backward(tt_lower_ctx *ctx, const tt_arg *a
     (void)nouts;
     tt_ir_builder *b = ctx->b;
     const int32_t S = 3;
-    tt_ir_type tg = po_type(ctx, args[0].value), t = po_type(ctx, args[1].value);
+    tt_ir_type tg = tt_lower_type_copy(ctx, args[0].value), t = tt_lower_type_copy(ctx, args[1].value);
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
-    if (!tt_dtype_is_float(t.dtype) || tg.dtype != t.dtype || tg.rank != t.rank) return po_unsupported(ctx, "avg_pool3d_backward");
+    if (!tt_dtype_is_float(t.dtype) || tg.dtype != t.dtype || tg.rank != t.rank) return tt_lower_unsupported(ctx, "avg_pool3d_backward");
     if (args[7].kind == TT_ARG_INT && args[7].i == 0)
         return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "divisor must be not zero");
     po_params q;
     if (!po_parse(ctx, &t, S, &args[2], &args[3], &args[4], NULL, &args[5], false, &q)) return tt_ir_builder_status(b);
     int32_t r = t.rank, lead = r - S;
     for (int32_t i = 0; i < S; i++)
-        if (tg.dims[lead + i] != q.out[i]) return po_unsupported(ctx, "avg_pool3d_backward");
+        if (tg.dims[lead + i] != q.out[i]) return tt_lower_unsupported(ctx, "avg_pool3d_backward");
     int64_t K = 1;
     for (int32_t i = 0; i < S; i++) K *= q.k[i];
-    if (K > PO_MAX_K) return po_unsupported(ctx, "avg_pool3d_backward kernel");
+    if (K > PO_MAX_K) return tt_lower_unsupported(ctx, "avg_pool3d_backward kernel");
     bool cip = !(args[6].kind == TT_ARG_BOOL && !args[6].b);
     tt_dtype acc = tt_lower_opmath(t.dtype);
     if (tt_numel(r, t.dims) == 0) { /* empty batch */

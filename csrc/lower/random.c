@@ -14,15 +14,6 @@
 
 /* ---- helpers ---- */
 
-/* A copy of v's type in store (NULL if v has none). Types are copied because the builder's storage moves as
- * values are added; store is a block-scoped compound literal at the call sites. */
-static const tt_ir_type *rn_type(tt_lower_ctx *ctx, tt_ir_value v, tt_ir_type *store) {
-    const tt_ir_type *t = tt_lower_type(ctx, v);
-    if (!t) return NULL;
-    *store = *t;
-    return store;
-}
-
 /* The dtype random numbers are computed in for a result of dtype dt. */
 static tt_dtype rn_work(tt_dtype dt) { return dt == TT_F64 ? TT_F64 : TT_F32; }
 
@@ -80,7 +71,7 @@ static tt_status rn_need_float(tt_lower_ctx *ctx, tt_dtype dt) {
 static tt_status tt_lower_uniform(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                   int32_t nouts) {
     (void)nargs; (void)nouts;
-    const tt_ir_type *t = rn_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}});
     if (!t) return tt_ir_builder_status(ctx->b);
     if (rn_need_float(ctx, t->dtype)) return TT_STATUS_UNSUPPORTED;
     double from = tt_lower_arg_double(&args[1]), to = tt_lower_arg_double(&args[2]);
@@ -104,7 +95,7 @@ static tt_status rn_check_std(tt_lower_ctx *ctx, double std) {
 static tt_status tt_lower_normal_functional(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                             int32_t nouts) {
     (void)nargs; (void)nouts;
-    const tt_ir_type *t = rn_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}});
     if (!t) return tt_ir_builder_status(ctx->b);
     if (rn_need_float(ctx, t->dtype)) return TT_STATUS_UNSUPPORTED;
     if (rn_check_std(ctx, tt_lower_arg_double(&args[2]))) return tt_ir_builder_status(ctx->b);
@@ -117,8 +108,8 @@ static tt_status tt_lower_normal_functional(tt_lower_ctx *ctx, const tt_arg *arg
 
 /* normal with tensor mean and/or std: the result has their broadcast shape and promoted float dtype. */
 static tt_status rn_normal_tensors(tt_lower_ctx *ctx, const tt_arg *mean, const tt_arg *std, tt_ir_value *outs) {
-    const tt_ir_type *tm = mean->kind == TT_ARG_TENSOR ? rn_type(ctx, mean->value, (tt_ir_type[1]){{0}}) : NULL;
-    const tt_ir_type *ts = std->kind == TT_ARG_TENSOR ? rn_type(ctx, std->value, (tt_ir_type[1]){{0}}) : NULL;
+    const tt_ir_type *tm = mean->kind == TT_ARG_TENSOR ? tt_lower_type_into(ctx, mean->value, (tt_ir_type[1]){{0}}) : NULL;
+    const tt_ir_type *ts = std->kind == TT_ARG_TENSOR ? tt_lower_type_into(ctx, std->value, (tt_ir_type[1]){{0}}) : NULL;
     if (!tm && !ts) return tt_ir_builder_status(ctx->b);
     tt_dtype dt;
     int32_t rank;
@@ -196,7 +187,7 @@ static tt_status tt_lower_normal_float_float(tt_lower_ctx *ctx, const tt_arg *ar
 static tt_status tt_lower_log_normal(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                      int32_t nouts) {
     (void)nargs; (void)nouts;
-    const tt_ir_type *t = rn_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}});
     if (!t) return tt_ir_builder_status(ctx->b);
     if (rn_need_float(ctx, t->dtype)) return TT_STATUS_UNSUPPORTED;
     double std = tt_lower_arg_double(&args[2]);
@@ -213,7 +204,7 @@ static tt_status tt_lower_log_normal(tt_lower_ctx *ctx, const tt_arg *args, int3
 static tt_status tt_lower_exponential(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                       int32_t nouts) {
     (void)nargs; (void)nouts;
-    const tt_ir_type *t = rn_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}});
     if (!t) return tt_ir_builder_status(ctx->b);
     if (!tt_dtype_is_float(t->dtype))
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
@@ -235,7 +226,7 @@ static tt_status tt_lower_exponential(tt_lower_ctx *ctx, const tt_arg *args, int
 static tt_status tt_lower_geometric(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                     int32_t nouts) {
     (void)nargs; (void)nouts;
-    const tt_ir_type *t = rn_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}});
     if (!t) return tt_ir_builder_status(ctx->b);
     if (t->dtype == TT_BOOL) return TT_STATUS_UNSUPPORTED;
     double p = tt_lower_arg_double(&args[1]);
@@ -256,7 +247,7 @@ static tt_status tt_lower_geometric(tt_lower_ctx *ctx, const tt_arg *args, int32
 static tt_status tt_lower_cauchy(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                  int32_t nouts) {
     (void)nargs; (void)nouts;
-    const tt_ir_type *t = rn_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}});
     if (!t) return tt_ir_builder_status(ctx->b);
     if (rn_need_float(ctx, t->dtype)) return TT_STATUS_UNSUPPORTED;
     tt_dtype wd = rn_work(t->dtype);
@@ -279,7 +270,7 @@ static tt_ir_value rn_bernoulli(tt_lower_ctx *ctx, tt_ir_value p, const tt_ir_ty
 static tt_status tt_lower_bernoulli_p(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                       int32_t nouts) {
     (void)nargs; (void)nouts;
-    const tt_ir_type *t = rn_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}});
     if (!t) return tt_ir_builder_status(ctx->b);
     double p = tt_lower_arg_double(&args[1]);
     if (!(p >= 0.0 && p <= 1.0))
@@ -293,7 +284,7 @@ static tt_status tt_lower_bernoulli_p(tt_lower_ctx *ctx, const tt_arg *args, int
 static tt_status tt_lower_bernoulli(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                     int32_t nouts) {
     (void)nargs; (void)nouts;
-    const tt_ir_type *t = rn_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}});
     if (!t) return tt_ir_builder_status(ctx->b);
     if (!tt_dtype_is_float(t->dtype)) return TT_STATUS_UNSUPPORTED;
     tt_dtype wd = rn_work(t->dtype);
@@ -305,7 +296,7 @@ static tt_status tt_lower_bernoulli(tt_lower_ctx *ctx, const tt_arg *args, int32
 static tt_status tt_lower_bernoulli_tensor(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                            int32_t nouts) {
     (void)nargs; (void)nouts;
-    const tt_ir_type *t = rn_type(ctx, args[0].value, (tt_ir_type[1]){{0}}), *tp = rn_type(ctx, args[1].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}}), *tp = tt_lower_type_into(ctx, args[1].value, (tt_ir_type[1]){{0}});
     if (!t || !tp) return tt_ir_builder_status(ctx->b);
     if (!tt_dtype_is_float(tp->dtype)) return TT_STATUS_UNSUPPORTED;
     tt_dtype wd = tp->dtype == TT_F64 ? TT_F64 : TT_F32;
@@ -348,7 +339,7 @@ static tt_ir_value rn_int_range(tt_lower_ctx *ctx, const tt_ir_type *t, double f
 
 static tt_status rn_random(tt_lower_ctx *ctx, tt_ir_value self, double from, double to, bool have_to,
                            tt_ir_value *outs) {
-    const tt_ir_type *t = rn_type(ctx, self, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, self, (tt_ir_type[1]){{0}});
     if (!t) return tt_ir_builder_status(ctx->b);
     double top = rn_dtype_top(t->dtype);
     double to_excl = have_to ? to : top + 1.0;

@@ -12,18 +12,6 @@
 
 /* ---- helpers (file-local) ---- */
 
-/* A copy of v's type: the builder's type array may move while we add values. */
-static tt_ir_type rd_type(tt_lower_ctx *ctx, tt_ir_value v) {
-    tt_ir_type t;
-    memset(&t, 0, sizeof t);
-    const tt_ir_type *p = tt_lower_type(ctx, v);
-    if (p) t = *p;
-    return t;
-}
-
-/* The type in which bf16/f16 values are accumulated. */
-static tt_dtype rd_acc(tt_dtype dt) { return (dt == TT_BF16 || dt == TT_F16) ? TT_F32 : dt; }
-
 /* A set of reduced dims, sorted, with a per-dim mask. */
 typedef struct rd_dims {
     int32_t n;
@@ -115,20 +103,14 @@ static tt_ir_value rd_back(tt_lower_ctx *ctx, tt_ir_value r, const tt_ir_type *t
 
 /* A scalar constant broadcast to the shape of x (same dtype as x unless dt given). */
 static tt_ir_value rd_full_like(tt_lower_ctx *ctx, tt_ir_value x, tt_dtype dt, double v) {
-    tt_ir_type t = rd_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     return tt_lower_full(ctx, dt, t.rank, t.dims, v);
-}
-
-/* x op y where y is 0-d (broadcast to x's shape and dtype). */
-static tt_ir_value rd_binary_s(tt_lower_ctx *ctx, tt_ir_op op, tt_ir_value x, tt_ir_value y) {
-    tt_ir_type t = rd_type(ctx, x);
-    return tt_ir_binary(ctx->b, op, x, tt_lower_to(ctx, y, t.dtype, t.rank, t.dims));
 }
 
 static tt_ir_value rd_isnan(tt_lower_ctx *ctx, tt_ir_value x) { return tt_ir_compare(ctx->b, TT_CMP_NE, x, x); }
 
 static tt_ir_value rd_nonzero(tt_lower_ctx *ctx, tt_ir_value x) {
-    tt_ir_type t = rd_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (t.dtype == TT_BOOL) return x;
     return tt_ir_compare(ctx->b, TT_CMP_NE, x, tt_lower_full(ctx, t.dtype, t.rank, t.dims, 0.0));
 }
@@ -146,7 +128,7 @@ static tt_dtype rd_sum_dtype(tt_dtype in, const tt_arg *dt) {
 
 static tt_status rd_sum_like(tt_lower_ctx *ctx, tt_ir_reduce_kind kind, tt_ir_value x, const tt_arg *dimarg,
                              bool keepdim, const tt_arg *dtarg, bool nan_to_zero, tt_ir_value *out) {
-    tt_ir_type t = rd_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     rd_dims rd;
     tt_status st = rd_parse(ctx, dimarg, &t, true, &rd);
@@ -155,7 +137,7 @@ static tt_status rd_sum_like(tt_lower_ctx *ctx, tt_ir_reduce_kind kind, tt_ir_va
     tt_ir_value v = tt_ir_convert(ctx->b, x, odt);
     if (nan_to_zero && tt_dtype_is_float(odt))
         v = tt_ir_select(ctx->b, rd_isnan(ctx, v), rd_full_like(ctx, v, odt, 0.0), v);
-    v = tt_ir_convert(ctx->b, v, rd_acc(odt));
+    v = tt_ir_convert(ctx->b, v, tt_lower_opmath(odt));
     v = tt_ir_convert(ctx->b, rd_reduce(ctx, kind, v, &rd), odt);
     *out = rd_keep(ctx, v, &t, &rd, keepdim);
     return tt_ir_builder_status(ctx->b);
@@ -198,7 +180,7 @@ static tt_status tt_lower_prod_dim(tt_lower_ctx *ctx, const tt_arg *args, int32_
 
 static tt_status rd_mean(tt_lower_ctx *ctx, tt_ir_value x, const tt_arg *dimarg, bool keepdim, const tt_arg *dtarg,
                          tt_ir_value *out) {
-    tt_ir_type t = rd_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     tt_dtype odt = rd_has_dtype(dtarg) ? dtarg->dtype : t.dtype;
     if (!tt_dtype_is_float(odt))
@@ -209,10 +191,10 @@ static tt_status rd_mean(tt_lower_ctx *ctx, tt_ir_value x, const tt_arg *dimarg,
     rd_dims rd;
     tt_status st = rd_parse(ctx, dimarg, &t, true, &rd);
     if (st != TT_OK) return st;
-    tt_dtype acc = rd_acc(odt);
+    tt_dtype acc = tt_lower_opmath(odt);
     tt_ir_value v = tt_ir_convert(ctx->b, tt_ir_convert(ctx->b, x, odt), acc);
     v = rd_reduce(ctx, TT_REDUCE_ADD, v, &rd);
-    v = rd_binary_s(ctx, TT_OP_DIVIDE, v, tt_lower_const(ctx, acc, (double)rd.count));
+    v = tt_lower_binary_like(ctx, TT_OP_DIVIDE, v, tt_lower_const(ctx, acc, (double)rd.count));
     *out = rd_keep(ctx, tt_ir_convert(ctx->b, v, odt), &t, &rd, keepdim);
     return tt_ir_builder_status(ctx->b);
 }
@@ -233,7 +215,7 @@ static tt_status tt_lower_mean_dim(tt_lower_ctx *ctx, const tt_arg *args, int32_
 
 /* Max or min over rd of x; bool uses or/and so drivers need no bool max. */
 static tt_ir_value rd_maxmin(tt_lower_ctx *ctx, tt_ir_value x, const rd_dims *rd, bool is_min) {
-    tt_ir_type t = rd_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     tt_ir_reduce_kind k;
     if (t.dtype == TT_BOOL) k = is_min ? TT_REDUCE_AND : TT_REDUCE_OR;
     else k = is_min ? TT_REDUCE_MIN : TT_REDUCE_MAX;
@@ -261,7 +243,7 @@ static bool rd_dim_given(const tt_arg *a) {
 
 static tt_status rd_amaxmin(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs, bool is_min) {
     tt_ir_value x = args[0].value;
-    tt_ir_type t = rd_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     rd_dims rd;
     tt_status st = rd_parse(ctx, &args[1], &t, true, &rd);
@@ -286,7 +268,7 @@ static tt_status tt_lower_amin(tt_lower_ctx *ctx, const tt_arg *args, int32_t na
 
 static tt_status rd_full_maxmin(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs, bool is_min) {
     tt_ir_value x = args[0].value;
-    tt_ir_type t = rd_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     rd_dims rd;
     tt_status st = rd_parse(ctx, NULL, &t, true, &rd);
@@ -311,14 +293,14 @@ static tt_status tt_lower_min(tt_lower_ctx *ctx, const tt_arg *args, int32_t nar
 
 /* Index of the first max/min along dim d of x (i64, d removed). bool compares as 0/1. */
 static tt_ir_value rd_argreduce(tt_lower_ctx *ctx, tt_ir_value x, int64_t d, bool is_min) {
-    tt_ir_type t = rd_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (t.dtype == TT_BOOL) x = tt_ir_convert(ctx->b, x, TT_I32);
     return tt_ir_arg_reduce(ctx->b, x, d, is_min);
 }
 
 static tt_status rd_maxmin_dim(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs, int32_t nouts, bool is_min) {
     tt_ir_value x = args[0].value;
-    tt_ir_type t = rd_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     rd_dims rd;
     tt_status st = rd_parse(ctx, &args[1], &t, true, &rd);
@@ -348,7 +330,7 @@ static tt_status tt_lower_min_dim(tt_lower_ctx *ctx, const tt_arg *args, int32_t
 
 static tt_status rd_argmaxmin(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs, bool is_min) {
     tt_ir_value x = args[0].value;
-    tt_ir_type t = rd_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     const char *name = is_min ? "argmin" : "argmax";
     bool keepdim = rd_bool_arg(&args[2]);
@@ -394,7 +376,7 @@ static tt_status tt_lower_aminmax(tt_lower_ctx *ctx, const tt_arg *args, int32_t
                                   int32_t nouts) {
     (void)nargs;
     tt_ir_value x = args[0].value;
-    tt_ir_type t = rd_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (nouts < 2) return tt_ir_builder_fail(ctx->b, TT_STATUS_INTERNAL, "aminmax: expected two results");
     rd_dims rd;
@@ -430,7 +412,7 @@ static tt_status tt_lower_aminmax(tt_lower_ctx *ctx, const tt_arg *args, int32_t
 static tt_status rd_var(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs, int32_t nouts, bool is_std,
                         bool with_mean) {
     tt_ir_value x = args[0].value;
-    tt_ir_type t = rd_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (!tt_dtype_is_float(t.dtype))
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
@@ -440,16 +422,16 @@ static tt_status rd_var(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs
     if (st != TT_OK) return st;
     double correction = args[2].kind == TT_ARG_NONE ? 1.0 : tt_lower_arg_double(&args[2]);
     bool keepdim = rd_bool_arg(&args[3]);
-    tt_dtype acc = rd_acc(t.dtype);
+    tt_dtype acc = tt_lower_opmath(t.dtype);
     tt_ir_value xa = tt_ir_convert(ctx->b, x, acc);
-    tt_ir_value mean = rd_binary_s(ctx, TT_OP_DIVIDE, rd_reduce(ctx, TT_REDUCE_ADD, xa, &rd),
+    tt_ir_value mean = tt_lower_binary_like(ctx, TT_OP_DIVIDE, rd_reduce(ctx, TT_REDUCE_ADD, xa, &rd),
                                    tt_lower_const(ctx, acc, (double)rd.count));
     tt_ir_value d = tt_ir_binary(ctx->b, TT_OP_SUBTRACT, xa, rd_back(ctx, mean, &t, &rd));
     tt_ir_value ss = rd_reduce(ctx, TT_REDUCE_ADD, tt_ir_binary(ctx->b, TT_OP_MULTIPLY, d, d), &rd);
     /* The divisor depends on the user's correction: a runtime scalar, not a constant. */
     double div = (double)rd.count - correction;
     if (div < 0) div = 0;
-    tt_ir_value v = rd_binary_s(ctx, TT_OP_DIVIDE, ss, tt_lower_scalar_param(ctx, acc, 0, div));
+    tt_ir_value v = tt_lower_binary_like(ctx, TT_OP_DIVIDE, ss, tt_lower_scalar_param(ctx, acc, 0, div));
     if (is_std) v = tt_ir_unary(ctx->b, TT_OP_SQRT, v);
     outs[0] = rd_keep(ctx, tt_ir_convert(ctx->b, v, t.dtype), &t, &rd, keepdim);
     if (with_mean && nouts > 1) outs[1] = rd_keep(ctx, tt_ir_convert(ctx->b, mean, t.dtype), &t, &rd, keepdim);
@@ -484,7 +466,7 @@ static tt_status tt_lower_std_mean(tt_lower_ctx *ctx, const tt_arg *args, int32_
 
 static tt_status rd_anyall(tt_lower_ctx *ctx, tt_ir_value x, const tt_arg *dimarg, bool keepdim, bool is_all,
                            tt_ir_value *out) {
-    tt_ir_type t = rd_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     rd_dims rd;
     tt_status st = rd_parse(ctx, dimarg, &t, false, &rd);
@@ -524,7 +506,7 @@ static tt_status tt_lower_count_nonzero(tt_lower_ctx *ctx, const tt_arg *args, i
                                         int32_t nouts) {
     (void)nouts;
     tt_ir_value x = args[0].value;
-    tt_ir_type t = rd_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     rd_dims rd;
     tt_status st = rd_parse(ctx, nargs > 1 ? &args[1] : NULL, &t, true, &rd);
@@ -539,11 +521,11 @@ static tt_status tt_lower_count_nonzero(tt_lower_ctx *ctx, const tt_arg *args, i
 static tt_status rd_cumulative(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                tt_ir_reduce_kind kind) {
     tt_ir_value x = args[0].value;
-    tt_ir_type t = rd_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     int64_t d = tt_lower_wrap_dim(ctx, args[1].i, t.rank);
     tt_dtype odt = rd_sum_dtype(t.dtype, nargs > 2 ? &args[2] : NULL);
-    tt_ir_value v = tt_ir_convert(ctx->b, tt_ir_convert(ctx->b, x, odt), rd_acc(odt));
+    tt_ir_value v = tt_ir_convert(ctx->b, tt_ir_convert(ctx->b, x, odt), tt_lower_opmath(odt));
     if (t.rank > 0) v = tt_ir_cumulative(ctx->b, kind, v, d, false);
     outs[0] = tt_ir_convert(ctx->b, v, odt);
     return tt_ir_builder_status(ctx->b);
@@ -568,14 +550,14 @@ static tt_status tt_lower_logsumexp(tt_lower_ctx *ctx, const tt_arg *args, int32
                                     int32_t nouts) {
     (void)nargs; (void)nouts;
     tt_ir_value x = args[0].value;
-    tt_ir_type t = rd_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (args[1].kind == TT_ARG_INTS && args[1].n == 0) return TT_STATUS_UNSUPPORTED; /* PyTorch's odd corner */
     rd_dims rd;
     tt_status st = rd_parse(ctx, &args[1], &t, true, &rd);
     if (st != TT_OK) return st;
     tt_dtype odt = tt_dtype_is_float(t.dtype) ? t.dtype : TT_F32;
-    tt_dtype acc = rd_acc(odt);
+    tt_dtype acc = tt_lower_opmath(odt);
     tt_ir_value xa = tt_ir_convert(ctx->b, x, acc);
     tt_ir_value m = rd_reduce(ctx, TT_REDUCE_MAX, xa, &rd);
     /* An infinite max would give inf - inf; shift by 0 there (NaN maxes give NaN either way). */
@@ -595,7 +577,7 @@ static tt_status tt_lower_linalg_vector_norm(tt_lower_ctx *ctx, const tt_arg *ar
                                              int32_t nouts) {
     (void)nouts;
     tt_ir_value x = args[0].value;
-    tt_ir_type t = rd_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (!tt_dtype_is_float(t.dtype))
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
@@ -631,7 +613,7 @@ static tt_status tt_lower_linalg_vector_norm(tt_lower_ctx *ctx, const tt_arg *ar
                                           which, (long long)e);
         }
     }
-    tt_dtype acc = rd_acc(odt);
+    tt_dtype acc = tt_lower_opmath(odt);
     tt_ir_value a = tt_ir_unary(ctx->b, TT_OP_ABS, tt_ir_convert(ctx->b, tt_ir_convert(ctx->b, x, odt), acc));
     tt_ir_value r;
     if (ord == 2.0) {
@@ -648,8 +630,8 @@ static tt_status tt_lower_linalg_vector_norm(tt_lower_ctx *ctx, const tt_arg *ar
         /* General p: the exponent is the user's value, so it travels as scalar parameters. */
         tt_ir_value p = tt_lower_scalar_param(ctx, acc, 0, ord);
         tt_ir_value ip = tt_lower_scalar_param(ctx, acc, 0, 1.0 / ord);
-        r = rd_reduce(ctx, TT_REDUCE_ADD, rd_binary_s(ctx, TT_OP_POWER, a, p), &rd);
-        r = rd_binary_s(ctx, TT_OP_POWER, r, ip);
+        r = rd_reduce(ctx, TT_REDUCE_ADD, tt_lower_binary_like(ctx, TT_OP_POWER, a, p), &rd);
+        r = tt_lower_binary_like(ctx, TT_OP_POWER, r, ip);
     }
     outs[0] = rd_keep(ctx, tt_ir_convert(ctx->b, r, odt), &t, &rd, rd_bool_arg(&args[3]));
     return tt_ir_builder_status(ctx->b);

@@ -20,18 +20,6 @@
 
 /* ---- helpers ---- */
 
-static tt_ir_type rs_type(tt_lower_ctx *ctx, tt_ir_value v) {
-    tt_ir_type t;
-    memset(&t, 0, sizeof t);
-    const tt_ir_type *p = v == TT_IR_NONE ? NULL : tt_lower_type(ctx, v);
-    if (p) t = *p;
-    return t;
-}
-
-static tt_status rs_unsupported(tt_lower_ctx *ctx, const char *what) {
-    return tt_ir_builder_fail(ctx->b, TT_STATUS_UNSUPPORTED, "%s: unsupported arguments on tpu", what);
-}
-
 /* Gather/scatter attrs selecting whole slices of x along dim by a [n, 1] index table. */
 static void rs_dims_except(tt_ir_dims *d, int32_t r, int64_t dim) {
     d->n = 0;
@@ -47,7 +35,7 @@ static tt_ir_value rs_index_const(tt_lower_ctx *ctx, int64_t n, const int64_t *i
 
 /* x with dim replaced by x[idx[o]] for o < n. */
 static tt_ir_value rs_take(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim, int64_t n, const int64_t *idx) {
-    tt_ir_type t = rs_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     int64_t od[TT_MAX_RANK];
     memcpy(od, t.dims, sizeof od);
     od[dim] = n;
@@ -68,7 +56,7 @@ static tt_ir_value rs_take(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim, int64_
 /* The adjoint of rs_take: a tensor like g but with dim of size in_size, where position i sums g[o] over the o
  * with idx[o] == i. */
 static tt_ir_value rs_put_add(tt_lower_ctx *ctx, tt_ir_value g, int64_t dim, int64_t in_size, const int64_t *idx) {
-    tt_ir_type t = rs_type(ctx, g);
+    tt_ir_type t = tt_lower_type_copy(ctx, g);
     int64_t od[TT_MAX_RANK];
     memcpy(od, t.dims, sizeof od);
     od[dim] = in_size;
@@ -89,7 +77,7 @@ static tt_ir_value rs_put_add(tt_lower_ctx *ctx, tt_ir_value g, int64_t dim, int
 /* w (dtype dt, [n]) broadcast along dim of a value shaped like x. */
 static tt_ir_value rs_weights(tt_lower_ctx *ctx, tt_ir_value like, int64_t dim, tt_dtype dt, int64_t n,
                               const double *w) {
-    tt_ir_type t = rs_type(ctx, like);
+    tt_ir_type t = tt_lower_type_copy(ctx, like);
     tt_ir_value c = TT_IR_NONE;
     if (dt == TT_F64) {
         c = tt_ir_constant(ctx->b, TT_F64, 1, &n, w);
@@ -275,7 +263,7 @@ static bool rs_aa_table(tt_lower_ctx *ctx, rs_table *tb, int64_t in, int64_t out
     float support = scale >= 1.0f ? half * scale : half;
     int64_t maxk = (int64_t)ceilf(support) * 2 + 1;
     if (maxk > RS_TAPS) {
-        rs_unsupported(ctx, "antialiased upsample: downscale factor too large");
+        tt_lower_unsupported(ctx, "antialiased upsample: downscale factor too large");
         return false;
     }
     if (!rs_table_alloc(ctx, tb, out, in, (int32_t)maxk)) return false;
@@ -374,18 +362,18 @@ typedef enum rs_mode { RS_NEAREST, RS_NEAREST_EXACT, RS_LINEAR, RS_CUBIC, RS_AA_
 static tt_status rs_upsample(tt_lower_ctx *ctx, tt_ir_value x, int32_t S, const int64_t *in, const int64_t *out,
                              const bool *has, const double *scales, rs_mode mode, bool align, bool bwd,
                              tt_ir_value *res) {
-    tt_ir_type t = rs_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
-    if (t.rank != S + 2) return rs_unsupported(ctx, "upsample rank");
+    if (t.rank != S + 2) return tt_lower_unsupported(ctx, "upsample rank");
     bool isf = tt_dtype_is_float(t.dtype);
     if (mode >= RS_LINEAR || bwd) {
-        if (!isf) return rs_unsupported(ctx, "upsample dtype");
+        if (!isf) return tt_lower_unsupported(ctx, "upsample dtype");
     } else if (t.dtype == TT_BOOL) {
-        return rs_unsupported(ctx, "upsample dtype");
+        return tt_lower_unsupported(ctx, "upsample dtype");
     }
     for (int32_t s = 0; s < S; s++) {
-        if (in[s] <= 0 || out[s] <= 0) return rs_unsupported(ctx, "upsample empty");
-        if (t.dims[2 + s] != (bwd ? out[s] : in[s])) return rs_unsupported(ctx, "upsample sizes");
+        if (in[s] <= 0 || out[s] <= 0) return tt_lower_unsupported(ctx, "upsample empty");
+        if (t.dims[2 + s] != (bwd ? out[s] : in[s])) return tt_lower_unsupported(ctx, "upsample sizes");
     }
     tt_dtype cdt = isf ? tt_lower_opmath(t.dtype) : t.dtype;
     tt_ir_value v = tt_ir_convert(ctx->b, x, cdt);
@@ -418,9 +406,9 @@ static void rs_scales(const tt_arg *args, int32_t nargs, int32_t first, int32_t 
 /* upsample_<mode>(self, output_size, [align_corners,] scales...). */
 static tt_status rs_upsample_fwd(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, int32_t S, rs_mode mode,
                                  tt_ir_value *outs) {
-    if (args[1].kind != TT_ARG_INTS || args[1].n != S) return rs_unsupported(ctx, "upsample output_size");
-    tt_ir_type t = rs_type(ctx, args[0].value);
-    if (t.rank != S + 2) return rs_unsupported(ctx, "upsample rank");
+    if (args[1].kind != TT_ARG_INTS || args[1].n != S) return tt_lower_unsupported(ctx, "upsample output_size");
+    tt_ir_type t = tt_lower_type_copy(ctx, args[0].value);
+    if (t.rank != S + 2) return tt_lower_unsupported(ctx, "upsample rank");
     bool align = false;
     int32_t first = 2;
     if (mode >= RS_LINEAR) {
@@ -437,10 +425,10 @@ static tt_status rs_upsample_fwd(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
 static tt_status rs_upsample_bwd(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, int32_t S, rs_mode mode,
                                  tt_ir_value *outs) {
     if (args[1].kind != TT_ARG_INTS || args[1].n != S || args[2].kind != TT_ARG_INTS || args[2].n != S + 2)
-        return rs_unsupported(ctx, "upsample_backward sizes");
-    tt_ir_type t = rs_type(ctx, args[0].value);
+        return tt_lower_unsupported(ctx, "upsample_backward sizes");
+    tt_ir_type t = tt_lower_type_copy(ctx, args[0].value);
     if (t.rank != S + 2 || t.dims[0] != args[2].ints[0] || t.dims[1] != args[2].ints[1])
-        return rs_unsupported(ctx, "upsample_backward sizes");
+        return tt_lower_unsupported(ctx, "upsample_backward sizes");
     bool align = false;
     int32_t first = 3;
     if (mode >= RS_LINEAR) {
@@ -487,16 +475,16 @@ static tt_status rs_pad(tt_lower_ctx *ctx, const tt_arg *args, int32_t S, bool r
     const char *name = reflect ? "reflection_pad" : "replication_pad";
     int32_t pi = bwd ? 2 : 1;
     tt_ir_value x = args[0].value;
-    tt_ir_type self = rs_type(ctx, bwd ? args[1].value : x);
-    tt_ir_type xt = rs_type(ctx, x);
+    tt_ir_type self = tt_lower_type_copy(ctx, bwd ? args[1].value : x);
+    tt_ir_type xt = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
-    if (args[pi].kind != TT_ARG_INTS || args[pi].n != 2 * S) return rs_unsupported(ctx, name);
-    if (self.rank != S + 1 && self.rank != S + 2) return rs_unsupported(ctx, name);
-    if (xt.rank != self.rank) return rs_unsupported(ctx, name);
-    if (bwd ? !tt_dtype_is_float(xt.dtype) : xt.dtype == TT_BOOL) return rs_unsupported(ctx, name);
+    if (args[pi].kind != TT_ARG_INTS || args[pi].n != 2 * S) return tt_lower_unsupported(ctx, name);
+    if (self.rank != S + 1 && self.rank != S + 2) return tt_lower_unsupported(ctx, name);
+    if (xt.rank != self.rank) return tt_lower_unsupported(ctx, name);
+    if (bwd ? !tt_dtype_is_float(xt.dtype) : xt.dtype == TT_BOOL) return tt_lower_unsupported(ctx, name);
     int32_t r = self.rank;
     for (int32_t d = 0; d < r - S; d++)
-        if (xt.dims[d] != self.dims[d]) return rs_unsupported(ctx, name);
+        if (xt.dims[d] != self.dims[d]) return tt_lower_unsupported(ctx, name);
     int64_t lo[RS_MAXS], hi[RS_MAXS];
     for (int32_t s = 0; s < S; s++) {
         int32_t d = r - S + s;             /* tensor dim */
@@ -504,14 +492,14 @@ static tt_status rs_pad(tt_lower_ctx *ctx, const tt_arg *args, int32_t S, bool r
         lo[s] = args[pi].ints[k];
         hi[s] = args[pi].ints[k + 1];
         int64_t in = self.dims[d];
-        if (in <= 0) return rs_unsupported(ctx, name);
+        if (in <= 0) return tt_lower_unsupported(ctx, name);
         if (reflect && (lo[s] >= in || hi[s] >= in))
             return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
                                       "Argument #4: Padding size should be less than the corresponding input "
                                       "dimension, but got: padding (%lld, %lld) at dimension %d of input %d",
                                       (long long)lo[s], (long long)hi[s], (int)d, (int)r);
-        if (in + lo[s] + hi[s] <= 0 || lo[s] < -in || hi[s] < -in) return rs_unsupported(ctx, name);
-        if (bwd && xt.dims[d] != in + lo[s] + hi[s]) return rs_unsupported(ctx, name);
+        if (in + lo[s] + hi[s] <= 0 || lo[s] < -in || hi[s] < -in) return tt_lower_unsupported(ctx, name);
+        if (bwd && xt.dims[d] != in + lo[s] + hi[s]) return tt_lower_unsupported(ctx, name);
     }
     tt_dtype cdt = bwd ? tt_lower_opmath(xt.dtype) : xt.dtype;
     tt_ir_value v = tt_ir_convert(ctx->b, x, cdt);
@@ -576,7 +564,7 @@ static bool rs_win_make(tt_lower_ctx *ctx, rs_win *w, int64_t in, int64_t n) {
         if (en - st > k) k = en - st;
     }
     if (k > RS_POOL_MAX_TAPS) {
-        rs_unsupported(ctx, "adaptive pooling window");
+        tt_lower_unsupported(ctx, "adaptive pooling window");
         return false;
     }
     w->k = k;
@@ -621,17 +609,17 @@ static bool rs_pool_empty(tt_lower_ctx *ctx, const tt_ir_type *t, int32_t S, con
 static bool rs_pool_check(tt_lower_ctx *ctx, const tt_ir_type *t, int32_t S, const tt_arg *osz, const char *name) {
     if (tt_ir_builder_status(ctx->b) != TT_OK) return false;
     if ((t->rank != S + 1 && t->rank != S + 2) || !tt_dtype_is_float(t->dtype) || tt_numel(t->rank, t->dims) == 0) {
-        rs_unsupported(ctx, name);
+        tt_lower_unsupported(ctx, name);
         return false;
     }
     if (osz) {
         if (osz->kind != TT_ARG_INTS || osz->n != S) {
-            rs_unsupported(ctx, name);
+            tt_lower_unsupported(ctx, name);
             return false;
         }
         for (int32_t s = 0; s < S; s++)
             if (osz->ints[s] <= 0) {
-                rs_unsupported(ctx, name);
+                tt_lower_unsupported(ctx, name);
                 return false;
             }
     }
@@ -652,7 +640,7 @@ static tt_ir_value rs_pool_counts(tt_lower_ctx *ctx, tt_ir_value like, int32_t l
 /* _adaptive_avg_pool{2,3}d(self, output_size): window sums dim by dim (masked taps), then / window size. */
 static tt_status rs_adaptive_avg(tt_lower_ctx *ctx, const tt_arg *args, int32_t S, tt_ir_value *outs) {
     tt_ir_builder *b = ctx->b;
-    tt_ir_type t = rs_type(ctx, args[0].value);
+    tt_ir_type t = tt_lower_type_copy(ctx, args[0].value);
     if (rs_pool_empty(ctx, &t, S, &args[1], 1, outs)) return tt_ir_builder_status(b);
     if (!rs_pool_check(ctx, &t, S, &args[1], "adaptive_avg_pool")) return tt_ir_builder_status(b);
     int32_t lead = t.rank - S;
@@ -684,16 +672,16 @@ static tt_status rs_adaptive_avg(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
  * holding it. */
 static tt_status rs_adaptive_avg_bwd(tt_lower_ctx *ctx, const tt_arg *args, int32_t S, tt_ir_value *outs) {
     tt_ir_builder *b = ctx->b;
-    tt_ir_type t = rs_type(ctx, args[1].value), gt = rs_type(ctx, args[0].value);
+    tt_ir_type t = tt_lower_type_copy(ctx, args[1].value), gt = tt_lower_type_copy(ctx, args[0].value);
     if (tt_numel(t.rank, t.dims) == 0 && tt_dtype_is_float(t.dtype) && (t.rank == S + 1 || t.rank == S + 2)) {
         outs[0] = tt_lower_full(ctx, t.dtype, t.rank, t.dims, 0.0); /* empty batch */
         return tt_ir_builder_status(b);
     }
     if (!rs_pool_check(ctx, &t, S, NULL, "adaptive_avg_pool_backward")) return tt_ir_builder_status(b);
-    if (gt.rank != t.rank || gt.dtype != t.dtype) return rs_unsupported(ctx, "adaptive_avg_pool_backward");
+    if (gt.rank != t.rank || gt.dtype != t.dtype) return tt_lower_unsupported(ctx, "adaptive_avg_pool_backward");
     int32_t lead = t.rank - S;
     for (int32_t d = 0; d < lead; d++)
-        if (gt.dims[d] != t.dims[d]) return rs_unsupported(ctx, "adaptive_avg_pool_backward");
+        if (gt.dims[d] != t.dims[d]) return tt_lower_unsupported(ctx, "adaptive_avg_pool_backward");
     tt_dtype cdt = tt_lower_opmath(t.dtype);
     tt_ir_value g = tt_ir_convert(b, args[0].value, cdt);
     rs_win w[RS_MAXS];
@@ -773,11 +761,11 @@ static tt_status rs_adaptive_max_tiled(tt_lower_ctx *ctx, tt_ir_value x, const t
 static tt_status rs_adaptive_max(tt_lower_ctx *ctx, const tt_arg *args, int32_t S, tt_ir_value *outs,
                                  int32_t nouts) {
     tt_ir_builder *b = ctx->b;
-    tt_ir_type t = rs_type(ctx, args[0].value);
+    tt_ir_type t = tt_lower_type_copy(ctx, args[0].value);
     if (rs_pool_empty(ctx, &t, S, &args[1], nouts, outs)) return tt_ir_builder_status(b);
     if (!rs_pool_check(ctx, &t, S, &args[1], "adaptive_max_pool")) return tt_ir_builder_status(b);
     int32_t lead = t.rank - S;
-    if (lead + 2 * S > TT_MAX_RANK) return rs_unsupported(ctx, "adaptive_max_pool rank");
+    if (lead + 2 * S > TT_MAX_RANK) return tt_lower_unsupported(ctx, "adaptive_max_pool rank");
     bool tiled = true;
     for (int32_t s = 0; s < S; s++) tiled = tiled && t.dims[lead + s] % args[1].ints[s] == 0;
     if (tiled) return rs_adaptive_max_tiled(ctx, args[0].value, &t, S, args[1].ints, outs, nouts);
@@ -793,7 +781,7 @@ static tt_status rs_adaptive_max(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
         }
     }
     int64_t *flat = NULL;
-    if (ok && K > RS_POOL_MAX_TAPS * 4) ok = rs_unsupported(ctx, "adaptive_max_pool window") == TT_OK;
+    if (ok && K > RS_POOL_MAX_TAPS * 4) ok = tt_lower_unsupported(ctx, "adaptive_max_pool window") == TT_OK;
     if (ok && !(flat = malloc(sizeof(int64_t) * (size_t)(P * K)))) {
         tt_ir_builder_fail(b, TT_STATUS_OUT_OF_MEMORY, "out of memory");
         ok = false;
@@ -878,7 +866,7 @@ static tt_status rs_adaptive_max(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
 /* adaptive_max_pool{2,3}d_backward(grad_output, self, indices): scatter-add of grad at the saved indices. */
 static tt_status rs_adaptive_max_bwd(tt_lower_ctx *ctx, const tt_arg *args, int32_t S, tt_ir_value *outs) {
     tt_ir_builder *b = ctx->b;
-    tt_ir_type t = rs_type(ctx, args[1].value), gt = rs_type(ctx, args[0].value), it = rs_type(ctx, args[2].value);
+    tt_ir_type t = tt_lower_type_copy(ctx, args[1].value), gt = tt_lower_type_copy(ctx, args[0].value), it = tt_lower_type_copy(ctx, args[2].value);
     if (tt_numel(t.rank, t.dims) == 0 && tt_dtype_is_float(t.dtype) && (t.rank == S + 1 || t.rank == S + 2)) {
         outs[0] = tt_lower_full(ctx, t.dtype, t.rank, t.dims, 0.0); /* empty batch */
         return tt_ir_builder_status(b);
@@ -886,18 +874,18 @@ static tt_status rs_adaptive_max_bwd(tt_lower_ctx *ctx, const tt_arg *args, int3
     if (!rs_pool_check(ctx, &t, S, NULL, "adaptive_max_pool_backward")) return tt_ir_builder_status(b);
     if (gt.rank != t.rank || gt.dtype != t.dtype || it.rank != gt.rank || it.dtype != TT_I64 ||
         memcmp(it.dims, gt.dims, sizeof(int64_t) * (size_t)gt.rank) != 0)
-        return rs_unsupported(ctx, "adaptive_max_pool_backward");
+        return tt_lower_unsupported(ctx, "adaptive_max_pool_backward");
     int32_t lead = t.rank - S;
     int64_t B = 1, P = 1, Q = 1;
     for (int32_t d = 0; d < lead; d++) {
-        if (gt.dims[d] != t.dims[d]) return rs_unsupported(ctx, "adaptive_max_pool_backward");
+        if (gt.dims[d] != t.dims[d]) return tt_lower_unsupported(ctx, "adaptive_max_pool_backward");
         B *= t.dims[d];
     }
     for (int32_t s = 0; s < S; s++) {
         P *= gt.dims[lead + s];
         Q *= t.dims[lead + s];
     }
-    if (P == 0) return rs_unsupported(ctx, "adaptive_max_pool_backward");
+    if (P == 0) return tt_lower_unsupported(ctx, "adaptive_max_pool_backward");
     tt_dtype cdt = tt_lower_opmath(t.dtype);
     int64_t gd[2] = {B, P}, cd3[3] = {B, P, 1}, od[2] = {B, Q};
     tt_ir_value g = tt_ir_reshape(b, tt_ir_convert(b, args[0].value, cdt), 2, gd);

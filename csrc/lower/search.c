@@ -1,6 +1,7 @@
 /* search.c — lowerings that compare every element with a list: searchsorted, bucketize, isin, masked_scatter
  * (whose "n-th true element takes source[n]" is a cumulative sum and a gather), and embedding_bag (bags found by
- * comparing positions with offsets, reduced with scatters), segment_reduce (the same way), embedding_renorm.
+ * comparing positions with offsets, reduced with scatters), segment_reduce (the same way), embedding_renorm,
+ * and the embedding_bag backward ops.
  *
  * searchsorted / bucketize count the boundaries on the "before" side of each value instead of a binary search:
  * for a sorted sequence the predicate is monotone, so the count is the binary search's answer (PyTorch's
@@ -13,18 +14,6 @@
 
 #define SR_MAX_PAIRS ((int64_t)1 << 26) /* values x boundaries compared at once */
 
-static tt_ir_type sr_type(tt_lower_ctx *ctx, tt_ir_value v) {
-    tt_ir_type t;
-    memset(&t, 0, sizeof t);
-    const tt_ir_type *p = v == TT_IR_NONE ? NULL : tt_lower_type(ctx, v);
-    if (p) t = *p;
-    return t;
-}
-
-static tt_status sr_unsupported(tt_lower_ctx *ctx, const char *what) {
-    return tt_ir_builder_fail(ctx->b, TT_STATUS_UNSUPPORTED, "%s: unsupported arguments on tpu", what);
-}
-
 /* PyTorch's result type of two TENSOR-or-SCALAR arguments. */
 static tt_dtype sr_common(tt_lower_ctx *ctx, const tt_arg *a, const tt_arg *c) {
     tt_arg two[2] = {*a, *c};
@@ -36,24 +25,24 @@ static tt_dtype sr_common(tt_lower_ctx *ctx, const tt_arg *a, const tt_arg *c) {
 static tt_status sr_search(tt_lower_ctx *ctx, tt_ir_value seq, const tt_arg *val_arg, bool right, bool out_int32,
                            tt_ir_value *outs) {
     tt_ir_builder *b = ctx->b;
-    tt_ir_type st = sr_type(ctx, seq);
+    tt_ir_type st = tt_lower_type_copy(ctx, seq);
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
     tt_arg seq_arg;
     memset(&seq_arg, 0, sizeof seq_arg);
     seq_arg.kind = TT_ARG_TENSOR;
     seq_arg.value = seq;
     tt_dtype dt = sr_common(ctx, &seq_arg, val_arg);
-    if (st.dtype == TT_BOOL || dt == TT_BOOL || st.rank < 1) return sr_unsupported(ctx, "searchsorted");
+    if (st.dtype == TT_BOOL || dt == TT_BOOL || st.rank < 1) return tt_lower_unsupported(ctx, "searchsorted");
     tt_ir_value v = tt_lower_arg(ctx, val_arg, dt);
-    tt_ir_type vt = sr_type(ctx, v);
+    tt_ir_type vt = tt_lower_type_copy(ctx, v);
     int64_t S = st.dims[st.rank - 1];
     if (st.rank > 1) {
-        if (vt.rank != st.rank) return sr_unsupported(ctx, "searchsorted shapes");
+        if (vt.rank != st.rank) return tt_lower_unsupported(ctx, "searchsorted shapes");
         for (int32_t d = 0; d < st.rank - 1; d++)
-            if (vt.dims[d] != st.dims[d]) return sr_unsupported(ctx, "searchsorted shapes");
+            if (vt.dims[d] != st.dims[d]) return tt_lower_unsupported(ctx, "searchsorted shapes");
     }
     if (vt.rank + 1 > TT_MAX_RANK || tt_numel(vt.rank, vt.dims) * (S > 0 ? S : 1) > SR_MAX_PAIRS)
-        return sr_unsupported(ctx, "searchsorted size");
+        return tt_lower_unsupported(ctx, "searchsorted size");
     tt_dtype odt = out_int32 ? TT_I32 : TT_I64;
     if (S == 0 || tt_numel(vt.rank, vt.dims) == 0) {
         outs[0] = tt_lower_full(ctx, odt, vt.rank, vt.dims, 0.0);
@@ -82,7 +71,7 @@ static tt_status sr_search(tt_lower_ctx *ctx, tt_ir_value seq, const tt_arg *val
 /* x[..., idx[..., j]] along the last dim (idx: int, x's shape): the sorter of searchsorted. */
 static tt_ir_value sr_take_along_last(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value idx) {
     tt_ir_builder *b = ctx->b;
-    tt_ir_type t = sr_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     int32_t r = t.rank;
     if (tt_numel(r, t.dims) == 0) return x;
     int64_t s1[TT_MAX_RANK + 1];
@@ -138,10 +127,10 @@ static tt_status tt_lower_searchsorted(tt_lower_ctx *ctx, const tt_arg *args, in
     if (!sr_side(ctx, &args[3], nargs > 4 ? &args[4] : NULL, &right)) return tt_ir_builder_status(ctx->b);
     tt_ir_value seq = args[0].value;
     if (nargs > 5 && args[5].kind == TT_ARG_TENSOR) {
-        tt_ir_type st = sr_type(ctx, seq), ot = sr_type(ctx, args[5].value);
+        tt_ir_type st = tt_lower_type_copy(ctx, seq), ot = tt_lower_type_copy(ctx, args[5].value);
         if (ot.rank != st.rank || memcmp(ot.dims, st.dims, sizeof(int64_t) * (size_t)st.rank) != 0 ||
             (ot.dtype != TT_I64 && ot.dtype != TT_I32))
-            return sr_unsupported(ctx, "searchsorted sorter");
+            return tt_lower_unsupported(ctx, "searchsorted sorter");
         seq = sr_take_along_last(ctx, seq, args[5].value);
     }
     return sr_search(ctx, seq, &args[1], right, args[2].kind == TT_ARG_BOOL && args[2].b, outs);
@@ -152,7 +141,7 @@ static tt_status tt_lower_bucketize(tt_lower_ctx *ctx, const tt_arg *args, int32
                                     int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    if (sr_type(ctx, args[1].value).rank != 1) return sr_unsupported(ctx, "bucketize");
+    if (tt_lower_type_copy(ctx, args[1].value).rank != 1) return tt_lower_unsupported(ctx, "bucketize");
     return sr_search(ctx, args[1].value, &args[0], args[3].kind == TT_ARG_BOOL && args[3].b,
                      args[2].kind == TT_ARG_BOOL && args[2].b, outs);
 }
@@ -165,13 +154,13 @@ static tt_status tt_lower_isin(tt_lower_ctx *ctx, const tt_arg *args, int32_t na
     bool invert = nargs > 3 && args[3].kind == TT_ARG_BOOL && args[3].b;
     tt_dtype dt = sr_common(ctx, &args[0], &args[1]);
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
-    if (dt == TT_BOOL) return sr_unsupported(ctx, "isin"); /* PyTorch has no bool kernel either */
+    if (dt == TT_BOOL) return tt_lower_unsupported(ctx, "isin"); /* PyTorch has no bool kernel either */
     tt_ir_value e = tt_lower_arg(ctx, &args[0], dt);
     tt_ir_value t = tt_lower_arg(ctx, &args[1], dt);
-    tt_ir_type et = sr_type(ctx, e), tt = sr_type(ctx, t);
+    tt_ir_type et = tt_lower_type_copy(ctx, e), tt = tt_lower_type_copy(ctx, t);
     int64_t m = tt_numel(tt.rank, tt.dims);
     if (et.rank + 1 > TT_MAX_RANK || tt_numel(et.rank, et.dims) * (m > 0 ? m : 1) > SR_MAX_PAIRS)
-        return sr_unsupported(ctx, "isin size");
+        return tt_lower_unsupported(ctx, "isin size");
     tt_ir_value hit;
     if (m == 0 || tt_numel(et.rank, et.dims) == 0) {
         hit = tt_lower_full(ctx, TT_BOOL, et.rank, et.dims, 0.0);
@@ -197,15 +186,15 @@ static tt_status tt_lower_masked_scatter(tt_lower_ctx *ctx, const tt_arg *args, 
     (void)nargs;
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type xt = sr_type(ctx, args[0].value), mt = sr_type(ctx, args[1].value), st = sr_type(ctx, args[2].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value), mt = tt_lower_type_copy(ctx, args[1].value), st = tt_lower_type_copy(ctx, args[2].value);
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
-    if (mt.dtype != TT_BOOL || st.dtype != xt.dtype) return sr_unsupported(ctx, "masked_scatter");
+    if (mt.dtype != TT_BOOL || st.dtype != xt.dtype) return tt_lower_unsupported(ctx, "masked_scatter");
     tt_ir_value v[2] = {args[0].value, args[1].value};
     if (!tt_lower_broadcast_values(ctx, 2, v)) return tt_ir_builder_status(b);
-    tt_ir_type t = sr_type(ctx, v[0]);
+    tt_ir_type t = tt_lower_type_copy(ctx, v[0]);
     int64_t n = tt_numel(t.rank, t.dims), ns = tt_numel(st.rank, st.dims);
     if (n == 0 || ns == 0) { /* nothing to place (a true mask with an empty source: PyTorch's error) */
-        if (ns == 0 && n > 0) return sr_unsupported(ctx, "masked_scatter with an empty source");
+        if (ns == 0 && n > 0) return tt_lower_unsupported(ctx, "masked_scatter with an empty source");
         outs[0] = v[0];
         return tt_ir_builder_status(b);
     }
@@ -239,7 +228,7 @@ static tt_status tt_lower_masked_scatter(tt_lower_ctx *ctx, const tt_arg *args, 
 /* A point scatter of upd [N, D] into operand [B, D] at rows bag [N] (i64). */
 static tt_ir_value eb_scatter_rows(tt_lower_ctx *ctx, tt_ir_value operand, tt_ir_value bag, tt_ir_value upd,
                                    tt_ir_reduce_kind kind) {
-    tt_ir_type ut = sr_type(ctx, upd);
+    tt_ir_type ut = tt_lower_type_copy(ctx, upd);
     int64_t id[2] = {ut.dims[0], 1};
     tt_ir_attrs a;
     memset(&a, 0, sizeof a);
@@ -254,7 +243,7 @@ static tt_ir_value eb_scatter_rows(tt_lower_ctx *ctx, tt_ir_value operand, tt_ir
 
 /* Rows idx [N] (i64) of x [R, D..] (PyTorch: an index error when out of range). */
 static tt_ir_value eb_take_rows(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value idx) {
-    tt_ir_type xt = sr_type(ctx, x), it = sr_type(ctx, idx);
+    tt_ir_type xt = tt_lower_type_copy(ctx, x), it = tt_lower_type_copy(ctx, idx);
     int64_t id[2] = {it.dims[0], 1};
     tt_ir_attrs a;
     memset(&a, 0, sizeof a);
@@ -275,7 +264,7 @@ static tt_ir_value eb_take_rows(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value id
 static tt_status eb_lower(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs, int32_t nouts,
                           bool forward_only) {
     tt_ir_builder *b = ctx->b;
-    tt_ir_type wt = sr_type(ctx, args[0].value), it = sr_type(ctx, args[1].value), ot = sr_type(ctx, args[2].value);
+    tt_ir_type wt = tt_lower_type_copy(ctx, args[0].value), it = tt_lower_type_copy(ctx, args[1].value), ot = tt_lower_type_copy(ctx, args[2].value);
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
     int64_t mode = args[4].i;
     bool has_psw = nargs > 6 && args[6].kind == TT_ARG_TENSOR;
@@ -283,9 +272,9 @@ static tt_status eb_lower(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, 
     int64_t pad = nargs > 8 && args[8].kind == TT_ARG_INT ? args[8].i : -1;
     if (wt.rank != 2 || it.rank != 1 || ot.rank != 1 || !tt_dtype_is_float(wt.dtype) || it.dtype != ot.dtype ||
         (it.dtype != TT_I64 && it.dtype != TT_I32) || mode < 0 || mode > 2 || (has_psw && mode != 0) || nouts < 1)
-        return sr_unsupported(ctx, "embedding_bag");
+        return tt_lower_unsupported(ctx, "embedding_bag");
     int64_t N = it.dims[0], D = wt.dims[1], nb = ot.dims[0] - (incl_last ? 1 : 0);
-    if (nb < 1 || N < 1 || D < 1 || wt.dims[0] < 1) return sr_unsupported(ctx, "embedding_bag sizes");
+    if (nb < 1 || N < 1 || D < 1 || wt.dims[0] < 1) return tt_lower_unsupported(ctx, "embedding_bag sizes");
     /* (padding_idx arrives normalised: negative means none) */
     tt_dtype idt = it.dtype, cdt = tt_lower_opmath(wt.dtype);
     tt_ir_value idx = tt_ir_convert(b, args[1].value, TT_I64);
@@ -336,8 +325,8 @@ static tt_status eb_lower(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, 
     } else {
         tt_ir_value r = tt_ir_select(b, keep2, rows, tt_lower_full(ctx, cdt, 2, nd, 0.0));
         if (has_psw) {
-            tt_ir_type pt = sr_type(ctx, args[6].value);
-            if (pt.rank != 1 || pt.dims[0] != N) return sr_unsupported(ctx, "embedding_bag per_sample_weights");
+            tt_ir_type pt = tt_lower_type_copy(ctx, args[6].value);
+            if (pt.rank != 1 || pt.dims[0] != N) return tt_lower_unsupported(ctx, "embedding_bag per_sample_weights");
             r = tt_ir_binary(b, TT_OP_MULTIPLY, r,
                              tt_ir_broadcast_in_dim(b, tt_ir_convert(b, args[6].value, cdt), 2, nd, &m0));
         }
@@ -364,11 +353,11 @@ static tt_status tt_lower_embedding_renorm(tt_lower_ctx *ctx, const tt_arg *args
                                            int32_t nouts) {
     (void)nargs;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type wt = sr_type(ctx, args[0].value), it = sr_type(ctx, args[1].value);
+    tt_ir_type wt = tt_lower_type_copy(ctx, args[0].value), it = tt_lower_type_copy(ctx, args[1].value);
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
     tt_lower_fn norm = tt_lower_find("aten::linalg_vector_norm");
     if (wt.rank != 2 || !tt_dtype_is_float(wt.dtype) || (it.dtype != TT_I64 && it.dtype != TT_I32) || !norm)
-        return sr_unsupported(ctx, "embedding_renorm");
+        return tt_lower_unsupported(ctx, "embedding_renorm");
     int64_t R = wt.dims[0], D = wt.dims[1], n = tt_numel(it.rank, it.dims);
     if (R == 0 || n == 0) {
         outs[0] = args[0].value;
@@ -424,7 +413,7 @@ static tt_status tt_lower_segment_reduce(tt_lower_ctx *ctx, const tt_arg *args, 
                                          int32_t nouts) {
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type dt = sr_type(ctx, args[0].value);
+    tt_ir_type dt = tt_lower_type_copy(ctx, args[0].value);
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
     const char *red = args[1].kind == TT_ARG_STRING ? args[1].s : NULL;
     bool has_len = nargs > 2 && args[2].kind == TT_ARG_TENSOR, has_off = nargs > 4 && args[4].kind == TT_ARG_TENSOR;
@@ -432,7 +421,7 @@ static tt_status tt_lower_segment_reduce(tt_lower_ctx *ctx, const tt_arg *args, 
     int64_t axis = nargs > 5 && args[5].kind == TT_ARG_INT ? args[5].i : 0;
     bool has_init = nargs > 7 && args[7].kind == TT_ARG_SCALAR;
     if (!red || has_len == has_off || has_idx || dt.rank < 1 || !tt_dtype_is_float(dt.dtype))
-        return sr_unsupported(ctx, "segment_reduce");
+        return tt_lower_unsupported(ctx, "segment_reduce");
     tt_ir_reduce_kind kind;
     bool mean = false;
     double ident;
@@ -441,19 +430,19 @@ static tt_status tt_lower_segment_reduce(tt_lower_ctx *ctx, const tt_arg *args, 
     else if (strcmp(red, "prod") == 0) kind = TT_REDUCE_MUL, ident = 1.0;
     else if (strcmp(red, "max") == 0) kind = TT_REDUCE_MAX, ident = -INFINITY;
     else if (strcmp(red, "min") == 0) kind = TT_REDUCE_MIN, ident = INFINITY;
-    else return sr_unsupported(ctx, "segment_reduce reduction");
+    else return tt_lower_unsupported(ctx, "segment_reduce reduction");
     tt_ir_value seg_arg = has_len ? args[2].value : args[4].value;
-    tt_ir_type st = sr_type(ctx, seg_arg);
+    tt_ir_type st = tt_lower_type_copy(ctx, seg_arg);
     if (st.rank < 1 || !tt_dtype_is_int(st.dtype) || axis != st.rank - 1 || axis >= dt.rank)
-        return sr_unsupported(ctx, "segment_reduce lengths");
+        return tt_lower_unsupported(ctx, "segment_reduce lengths");
     int64_t Bp = 1, R = 1, N = dt.dims[axis], L = st.dims[axis];
     for (int32_t d = 0; d < axis; d++) {
-        if (st.dims[d] != dt.dims[d]) return sr_unsupported(ctx, "segment_reduce lengths");
+        if (st.dims[d] != dt.dims[d]) return tt_lower_unsupported(ctx, "segment_reduce lengths");
         Bp *= dt.dims[d];
     }
     for (int32_t d = (int32_t)axis + 1; d < dt.rank; d++) R *= dt.dims[d];
     int64_t S = has_len ? L : L - 1;
-    if (S < 1 || N < 1 || Bp < 1 || R < 1) return sr_unsupported(ctx, "segment_reduce sizes");
+    if (S < 1 || N < 1 || Bp < 1 || R < 1) return tt_lower_unsupported(ctx, "segment_reduce sizes");
     tt_dtype cdt = tt_lower_opmath(dt.dtype);
     /* per batch row: segment starts (exclusive cumsum of lengths, or offsets[..S)) and lengths, as [Bp, S] */
     int64_t bl[2] = {Bp, L};
@@ -508,6 +497,116 @@ static tt_status tt_lower_segment_reduce(tt_lower_ctx *ctx, const tt_arg *args, 
     return tt_ir_builder_status(b);
 }
 
+/* Bag of every index position from offsets [B] (no include_last_offset): count of offsets[1..B) <= i. */
+static tt_ir_value eb_bags(tt_lower_ctx *ctx, tt_ir_value offsets, int64_t N, int64_t nb) {
+    tt_ir_builder *b = ctx->b;
+    if (nb == 1) return tt_lower_full(ctx, TT_I64, 1, &N, 0.0);
+    int64_t st = 1, lim = nb, dims[2] = {N, nb - 1}, m0 = 0, m1 = 1;
+    tt_ir_value offs = tt_ir_slice(b, tt_ir_convert(b, offsets, TT_I64), &st, &lim, NULL);
+    tt_ir_value le = tt_ir_compare(b, TT_CMP_LE, tt_ir_broadcast_in_dim(b, offs, 2, dims, &m1), tt_ir_iota(b, TT_I64, 2, dims, m0));
+    return tt_ir_reduce(b, TT_REDUCE_ADD, tt_ir_convert(b, le, TT_I64), 1, &m1);
+}
+
+/* _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights,
+ * scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx) -> dense grad of weight. sum / mean: each
+ * non-padding index adds its bag's grad (times its per-sample weight, / bag size for mean); max: each non-empty bag adds grad[b, d] to the row maximum_indices[b, d] picked. */
+static tt_status tt_lower_embedding_bag_backward(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs,
+                                                 tt_ir_value *outs, int32_t nouts) {
+    (void)nouts;
+    tt_ir_builder *b = ctx->b;
+    tt_ir_type gt = tt_lower_type_copy(ctx, args[0].value), it = tt_lower_type_copy(ctx, args[1].value), ot = tt_lower_type_copy(ctx, args[2].value);
+    if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
+    int64_t R = args[6].i, mode = args[8].i;
+    bool freq = args[7].kind == TT_ARG_BOOL && args[7].b, sparse = args[9].kind == TT_ARG_BOOL && args[9].b;
+    bool has_psw = nargs > 10 && args[10].kind == TT_ARG_TENSOR;
+    int64_t pad = nargs > 11 && args[11].kind == TT_ARG_INT ? args[11].i : -1;
+    /* scale_grad_by_freq: the CPU kernel divides each index by the count of its sorted neighbour (a quirk we leave
+     * to the fallback rather than mimic) */
+    if (gt.rank != 2 || it.rank != 1 || ot.rank != 1 || !tt_dtype_is_float(gt.dtype) || sparse || mode < 0 || mode > 2 ||
+        freq || (has_psw && mode != 0) || R < 1 || !tt_dtype_is_int(it.dtype))
+        return tt_lower_unsupported(ctx, "embedding_bag_backward");
+    int64_t nb = gt.dims[0], D = gt.dims[1], N = it.dims[0];
+    if (ot.dims[0] != nb || nb < 1 || D < 1) return tt_lower_unsupported(ctx, "embedding_bag_backward sizes");
+    tt_dtype cdt = tt_lower_opmath(gt.dtype);
+    int64_t rd[2] = {R, D}, m0 = 0;
+    tt_ir_value zero = tt_lower_full(ctx, cdt, 2, rd, 0.0);
+    tt_ir_value g = tt_ir_convert(b, args[0].value, cdt);
+    if (N == 0) {
+        outs[0] = tt_ir_convert(b, zero, gt.dtype);
+        return tt_ir_builder_status(b);
+    }
+    if (mode == 2) {
+        tt_ir_type mt = tt_lower_type_copy(ctx, args[5].value), bt = tt_lower_type_copy(ctx, args[4].value);
+        if (mt.rank != 2 || mt.dims[0] != nb || mt.dims[1] != D || bt.rank != 1 || bt.dims[0] != nb)
+            return tt_lower_unsupported(ctx, "embedding_bag_backward max");
+        int64_t bd[2] = {nb, D}, three[3] = {nb, D, 1};
+        tt_ir_value nonempty = tt_ir_compare(b, TT_CMP_GT, tt_ir_convert(b, args[4].value, TT_I64), tt_lower_full(ctx, TT_I64, 1, &nb, 0.0));
+        tt_ir_value gm = tt_ir_select(b, tt_ir_broadcast_in_dim(b, nonempty, 2, bd, &m0), g, tt_lower_full(ctx, cdt, 2, bd, 0.0));
+        tt_ir_value coords[2] = {tt_ir_reshape(b, tt_ir_convert(b, args[5].value, TT_I64), 3, three),
+                                 tt_ir_iota(b, TT_I64, 3, three, 1)};
+        tt_ir_attrs a;
+        memset(&a, 0, sizeof a);
+        a.scatter.inserted_window_dims.n = 2;
+        a.scatter.inserted_window_dims.v[1] = 1;
+        a.scatter.scatter_dims_to_operand_dims = a.scatter.inserted_window_dims;
+        a.scatter.index_vector_dim = 2;
+        a.scatter.kind = TT_REDUCE_ADD;
+        a.scatter.check_bounds = true;
+        tt_ir_value r = tt_ir_scatter(b, zero, tt_ir_concatenate(b, 2, coords, 2), gm, &a);
+        outs[0] = tt_ir_convert(b, r, gt.dtype);
+        return tt_ir_builder_status(b);
+    }
+    tt_ir_value idx = tt_ir_convert(b, args[1].value, TT_I64);
+    tt_ir_value bag = eb_bags(ctx, args[2].value, N, nb);
+    int64_t nd[2] = {N, D};
+    tt_ir_value rows = eb_take_rows(ctx, g, bag); /* [N, D] */
+    tt_ir_value scale = tt_lower_full(ctx, cdt, 1, &N, 1.0);
+    if (mode == 1) {
+        tt_ir_value bs = tt_ir_convert(b, args[4].value, cdt);
+        tt_ir_value bsn = eb_take_rows(ctx, bs, bag);
+        bsn = tt_ir_binary(b, TT_OP_MAXIMUM, bsn, tt_lower_full(ctx, cdt, 1, &N, 1.0));
+        scale = tt_ir_binary(b, TT_OP_DIVIDE, scale, bsn);
+    }
+    if (has_psw) scale = tt_ir_binary(b, TT_OP_MULTIPLY, scale, tt_ir_convert(b, args[10].value, cdt));
+    if (pad >= 0) {
+        tt_ir_value keep = tt_ir_compare(b, TT_CMP_NE, idx, tt_lower_full(ctx, TT_I64, 1, &N, (double)pad));
+        scale = tt_ir_select(b, keep, scale, tt_lower_full(ctx, cdt, 1, &N, 0.0));
+    }
+    rows = tt_ir_binary(b, TT_OP_MULTIPLY, rows, tt_ir_broadcast_in_dim(b, scale, 2, nd, &m0));
+    outs[0] = tt_ir_convert(b, eb_scatter_rows(ctx, zero, idx, rows, TT_REDUCE_ADD), gt.dtype);
+    return tt_ir_builder_status(b);
+}
+
+/* _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, offset2bag, mode, padding_idx):
+ * d/d psw[i] = <grad[bag(i)], weight[indices[i]]> (0 at padding_idx); sum mode only, as in PyTorch. */
+static tt_status tt_lower_embedding_bag_psw_backward(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs,
+                                                     tt_ir_value *outs, int32_t nouts) {
+    (void)nouts;
+    tt_ir_builder *b = ctx->b;
+    tt_ir_type gt = tt_lower_type_copy(ctx, args[0].value), wt = tt_lower_type_copy(ctx, args[1].value), it = tt_lower_type_copy(ctx, args[2].value),
+               ot = tt_lower_type_copy(ctx, args[3].value);
+    if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
+    int64_t pad = nargs > 6 && args[6].kind == TT_ARG_INT ? args[6].i : -1;
+    if (args[5].i != 0 || gt.rank != 2 || wt.rank != 2 || it.rank != 1 || ot.rank != 1 || ot.dims[0] != gt.dims[0] ||
+        !tt_dtype_is_float(gt.dtype) || gt.dims[1] != wt.dims[1] || gt.dims[0] < 1)
+        return tt_lower_unsupported(ctx, "embedding_bag_per_sample_weights_backward");
+    int64_t N = it.dims[0], one = 1;
+    tt_dtype cdt = tt_lower_opmath(gt.dtype);
+    if (N == 0) {
+        outs[0] = tt_lower_full(ctx, gt.dtype, 1, &N, 0.0);
+        return tt_ir_builder_status(b);
+    }
+    tt_ir_value idx = tt_ir_convert(b, args[2].value, TT_I64);
+    tt_ir_value gr = eb_take_rows(ctx, tt_ir_convert(b, args[0].value, cdt), eb_bags(ctx, args[3].value, N, gt.dims[0]));
+    tt_ir_value wr = eb_take_rows(ctx, tt_ir_convert(b, args[1].value, cdt), idx);
+    tt_ir_value dot = tt_ir_reduce(b, TT_REDUCE_ADD, tt_ir_binary(b, TT_OP_MULTIPLY, gr, wr), 1, &one);
+    if (pad >= 0)
+        dot = tt_ir_select(b, tt_ir_compare(b, TT_CMP_NE, idx, tt_lower_full(ctx, TT_I64, 1, &N, (double)pad)), dot,
+                           tt_lower_full(ctx, cdt, 1, &N, 0.0));
+    outs[0] = tt_ir_convert(b, dot, gt.dtype);
+    return tt_ir_builder_status(b);
+}
+
 static tt_status tt_lower_embedding_bag(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                         int32_t nouts) {
     return eb_lower(ctx, args, nargs, outs, nouts, false);
@@ -529,6 +628,8 @@ const tt_lower_entry tt_lower_table_search[] = {
     {"aten::embedding_renorm", tt_lower_embedding_renorm},
     {"aten::segment_reduce", tt_lower_segment_reduce},
     {"aten::_embedding_bag", tt_lower_embedding_bag},
+    {"aten::_embedding_bag_backward", tt_lower_embedding_bag_backward},
+    {"aten::_embedding_bag_per_sample_weights_backward", tt_lower_embedding_bag_psw_backward},
     {"aten::_embedding_bag_forward_only", tt_lower_embedding_bag_forward_only},
     {NULL, NULL},
 };

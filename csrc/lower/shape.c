@@ -12,19 +12,6 @@
 
 /* ---- small helpers ---- */
 
-/* Type of v by value (all zero for TT_IR_NONE, so a failed builder never makes us read NULL). */
-static tt_ir_type vtype(tt_lower_ctx *ctx, tt_ir_value v) {
-    tt_ir_type t;
-    memset(&t, 0, sizeof t);
-    const tt_ir_type *p = v == TT_IR_NONE ? NULL : tt_lower_type(ctx, v);
-    if (p) t = *p;
-    return t;
-}
-
-static tt_status unsupported(tt_lower_ctx *ctx, const char *what) {
-    return tt_ir_builder_fail(ctx->b, TT_STATUS_UNSUPPORTED, "%s: unsupported arguments on tpu", what);
-}
-
 static tt_ir_value zeros_like_type(tt_lower_ctx *ctx, const tt_ir_type *t) {
     return tt_lower_full(ctx, t->dtype, t->rank, t->dims, 0.0);
 }
@@ -32,7 +19,7 @@ static tt_ir_value zeros_like_type(tt_lower_ctx *ctx, const tt_ir_type *t) {
 /* x[start:end:step] along dim (start/end already clamped), the other dims whole. */
 static tt_ir_value slice_dim(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim, int64_t start, int64_t end,
                              int64_t step) {
-    tt_ir_type t = vtype(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     int64_t lo[TT_MAX_RANK] = {0}, hi[TT_MAX_RANK], st[TT_MAX_RANK];
     for (int32_t d = 0; d < t.rank; d++) {
         hi[d] = t.dims[d];
@@ -86,7 +73,7 @@ static tt_dtype list_dtype(tt_lower_ctx *ctx, const tt_arg *list) {
         return TT_F32;
     }
     for (int32_t i = 0; i < list->n; i++) {
-        tt_ir_type t = vtype(ctx, list->values[i]);
+        tt_ir_type t = tt_lower_type_copy(ctx, list->values[i]);
         tmp[i].kind = TT_ARG_TENSOR;
         tmp[i].value = list->values[i];
         tmp[i].dtype = t.dtype;
@@ -109,7 +96,7 @@ static tt_ir_value concat_list(tt_lower_ctx *ctx, int32_t n, const tt_ir_value *
     for (int32_t i = 0; i < n; i++) {
         tt_ir_value v = tt_ir_convert(ctx->b, vs[i], dt);
         if (first == TT_IR_NONE) first = v;
-        if (vtype(ctx, v).dims[dim] != 0) parts[k++] = v;
+        if (tt_lower_type_copy(ctx, v).dims[dim] != 0) parts[k++] = v;
     }
     tt_ir_value out = k == 0 ? first : k == 1 ? parts[0] : tt_ir_concatenate(ctx->b, k, parts, dim);
     free(parts);
@@ -131,7 +118,7 @@ static tt_status tt_lower_cat(tt_lower_ctx *ctx, const tt_arg *args, int32_t nar
     memset(&rt, 0, sizeof rt);
     int64_t dim = nargs > 1 ? args[1].i : 0;
     for (int32_t i = 0; i < list->n; i++) {
-        tt_ir_type t = vtype(ctx, list->values[i]);
+        tt_ir_type t = tt_lower_type_copy(ctx, list->values[i]);
         if (t.rank == 1 && t.dims[0] == 0) continue; /* legacy empty tensors are skipped */
         if (t.rank == 0) {
             free(keep);
@@ -178,8 +165,8 @@ static tt_status tt_lower_stack(tt_lower_ctx *ctx, const tt_arg *args, int32_t n
     const tt_arg *list = &args[0];
     if (list->kind != TT_ARG_TENSORS || list->n == 0)
         return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "stack expects a non-empty TensorList");
-    tt_ir_type t0 = vtype(ctx, list->values[0]);
-    if (t0.rank + 1 > TT_MAX_RANK) return unsupported(ctx, "stack rank");
+    tt_ir_type t0 = tt_lower_type_copy(ctx, list->values[0]);
+    if (t0.rank + 1 > TT_MAX_RANK) return tt_lower_unsupported(ctx, "stack rank");
     int64_t dim = tt_lower_wrap_dim(ctx, nargs > 1 ? args[1].i : 0, t0.rank + 1);
     tt_dtype dt = list_dtype(ctx, list);
     int64_t ud[TT_MAX_RANK];
@@ -187,7 +174,7 @@ static tt_status tt_lower_stack(tt_lower_ctx *ctx, const tt_arg *args, int32_t n
     tt_ir_value *vs = malloc(sizeof(tt_ir_value) * (size_t)list->n);
     if (!vs) return tt_ir_builder_fail(b, TT_STATUS_OUT_OF_MEMORY, "stack: out of host memory");
     for (int32_t i = 0; i < list->n; i++) {
-        tt_ir_type t = vtype(ctx, list->values[i]);
+        tt_ir_type t = tt_lower_type_copy(ctx, list->values[i]);
         if (t.rank != t0.rank || memcmp(t.dims, t0.dims, sizeof(int64_t) * (size_t)t.rank) != 0) {
             free(vs);
             return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT,
@@ -215,7 +202,7 @@ static tt_status tt_lower_constant_pad_nd(tt_lower_ctx *ctx, const tt_arg *args,
     (void)nargs;
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type xt = vtype(ctx, args[0].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
     const tt_arg *pad = &args[1];
     if (pad->n % 2 != 0)
         return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "Length of pad must be even but instead it equals %d",
@@ -247,7 +234,7 @@ static tt_status tt_lower_flip(tt_lower_ctx *ctx, const tt_arg *args, int32_t na
                                int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type xt = vtype(ctx, args[0].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
     int64_t dims[TT_MAX_RANK];
     bool seen[TT_MAX_RANK] = {false};
     int32_t n = 0;
@@ -265,7 +252,7 @@ static tt_status tt_lower_flip(tt_lower_ctx *ctx, const tt_arg *args, int32_t na
 }
 
 static tt_ir_value roll_dim(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim, int64_t shift) {
-    int64_t n = vtype(ctx, x).dims[dim];
+    int64_t n = tt_lower_type_copy(ctx, x).dims[dim];
     if (n == 0) return x;
     int64_t s = ((shift % n) + n) % n;
     if (s == 0) return x;
@@ -278,7 +265,7 @@ static tt_status tt_lower_roll(tt_lower_ctx *ctx, const tt_arg *args, int32_t na
                                int32_t nouts) {
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type xt = vtype(ctx, args[0].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
     const tt_arg *shifts = &args[1];
     int32_t nd = nargs > 2 && args[2].kind == TT_ARG_INTS ? args[2].n : 0;
     tt_ir_value x = args[0].value;
@@ -307,10 +294,10 @@ static tt_status tt_lower_roll(tt_lower_ctx *ctx, const tt_arg *args, int32_t na
  * (block = true: [a,a,b,b]): broadcast through one extra dim, then merge it. */
 static tt_ir_value repeat_dim(tt_lower_ctx *ctx, tt_ir_value x, int64_t d, int64_t r, bool interleave) {
     tt_ir_builder *b = ctx->b;
-    tt_ir_type t = vtype(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (r == 1) return x;
     if (t.rank + 1 > TT_MAX_RANK) {
-        unsupported(ctx, "repeat rank");
+        tt_lower_unsupported(ctx, "repeat rank");
         return TT_IR_NONE;
     }
     int64_t bd[TT_MAX_RANK], map[TT_MAX_RANK];
@@ -333,12 +320,12 @@ static tt_status tt_lower_repeat(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
     (void)nargs;
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type xt = vtype(ctx, args[0].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
     const tt_arg *rep = &args[1];
     if (rep->n < xt.rank)
         return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "Number of dimensions of repeat dims can not be "
                                   "smaller than number of dimensions of tensor");
-    if (rep->n > TT_MAX_RANK) return unsupported(ctx, "repeat rank");
+    if (rep->n > TT_MAX_RANK) return tt_lower_unsupported(ctx, "repeat rank");
     for (int32_t i = 0; i < rep->n; i++)
         if (rep->ints[i] < 0)
             return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "Trying to create tensor with negative dimension "
@@ -357,7 +344,7 @@ static tt_status tt_lower_repeat_interleave(tt_lower_ctx *ctx, const tt_arg *arg
                                             int32_t nouts) {
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type xt = vtype(ctx, args[0].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
     int64_t r = args[1].i;
     if (r < 0) return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "repeats can not be negative");
     tt_ir_value x = args[0].value;
@@ -390,7 +377,7 @@ static tt_ir_value tri_mask(tt_lower_ctx *ctx, const tt_ir_type *t, int64_t r0, 
 }
 
 static tt_status tri_common(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs, bool lower) {
-    tt_ir_type xt = vtype(ctx, args[0].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
     if (xt.rank < 2)
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "%s: input tensor must have at least 2 "
                                   "dimensions", lower ? "tril" : "triu");
@@ -420,8 +407,8 @@ static tt_status tt_lower_diag_embed(tt_lower_ctx *ctx, const tt_arg *args, int3
     (void)nargs;
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type xt = vtype(ctx, args[0].value);
-    if (xt.rank < 1 || xt.rank + 1 > TT_MAX_RANK) return unsupported(ctx, "diag_embed rank");
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
+    if (xt.rank < 1 || xt.rank + 1 > TT_MAX_RANK) return tt_lower_unsupported(ctx, "diag_embed rank");
     int64_t off = args[1].i;
     int32_t orank = xt.rank + 1;
     int64_t d1 = tt_lower_wrap_dim(ctx, args[2].i, orank), d2 = tt_lower_wrap_dim(ctx, args[3].i, orank);
@@ -459,14 +446,14 @@ static tt_status tt_lower_view_copy(tt_lower_ctx *ctx, const tt_arg *args, int32
     (void)nargs;
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type xt = vtype(ctx, args[0].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
     if (args[1].kind == TT_ARG_DTYPE) { /* view_copy.dtype: a bitcast; only the identity is supported */
-        if (args[1].dtype != xt.dtype) return unsupported(ctx, "view_copy.dtype");
+        if (args[1].dtype != xt.dtype) return tt_lower_unsupported(ctx, "view_copy.dtype");
         outs[0] = args[0].value;
         return tt_ir_builder_status(b);
     }
     const tt_arg *sz = &args[1];
-    if (sz->n > TT_MAX_RANK) return unsupported(ctx, "view rank");
+    if (sz->n > TT_MAX_RANK) return tt_lower_unsupported(ctx, "view rank");
     int64_t dims[TT_MAX_RANK], known = 1, numel = tt_numel(xt.rank, xt.dims);
     int32_t infer = -1;
     for (int32_t i = 0; i < sz->n; i++) {
@@ -494,9 +481,9 @@ static tt_status tt_lower_expand_copy(tt_lower_ctx *ctx, const tt_arg *args, int
                                       int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type xt = vtype(ctx, args[0].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
     const tt_arg *sz = &args[1];
-    if (sz->n < xt.rank || sz->n > TT_MAX_RANK) return unsupported(ctx, "expand rank");
+    if (sz->n < xt.rank || sz->n > TT_MAX_RANK) return tt_lower_unsupported(ctx, "expand rank");
     int64_t dims[TT_MAX_RANK];
     int32_t lead = sz->n - xt.rank;
     for (int32_t i = 0; i < sz->n; i++) {
@@ -516,7 +503,7 @@ static tt_status tt_lower_permute_copy(tt_lower_ctx *ctx, const tt_arg *args, in
                                        int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type xt = vtype(ctx, args[0].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
     if (args[1].n != xt.rank)
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "permute(): number of dims don't match");
     int64_t perm[TT_MAX_RANK];
@@ -535,7 +522,7 @@ static tt_status tt_lower_transpose_copy(tt_lower_ctx *ctx, const tt_arg *args, 
                                          int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type xt = vtype(ctx, args[0].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
     int64_t a = tt_lower_wrap_dim(ctx, args[1].i, xt.rank), c = tt_lower_wrap_dim(ctx, args[2].i, xt.rank);
     if (xt.rank == 0 || a == c) {
         outs[0] = args[0].value;
@@ -561,7 +548,7 @@ static tt_status tt_lower_alias_copy(tt_lower_ctx *ctx, const tt_arg *args, int3
 static tt_status tt_lower_squeeze_copy(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                        int32_t nouts) {
     (void)nouts;
-    tt_ir_type xt = vtype(ctx, args[0].value);
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
     bool named[TT_MAX_RANK] = {false};
     bool all = nargs < 2;
     if (!all && args[1].kind == TT_ARG_INT) {
@@ -585,8 +572,8 @@ static tt_status tt_lower_unsqueeze_copy(tt_lower_ctx *ctx, const tt_arg *args, 
                                          int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type xt = vtype(ctx, args[0].value);
-    if (xt.rank + 1 > TT_MAX_RANK) return unsupported(ctx, "unsqueeze rank");
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
+    if (xt.rank + 1 > TT_MAX_RANK) return tt_lower_unsupported(ctx, "unsqueeze rank");
     int64_t d = tt_lower_wrap_dim(ctx, args[1].i, xt.rank + 1);
     int64_t dims[TT_MAX_RANK];
     for (int32_t i = 0, o = 0; i <= xt.rank; i++) dims[i] = i == d ? 1 : xt.dims[o++];
@@ -599,8 +586,8 @@ static tt_status tt_lower_slice_copy(tt_lower_ctx *ctx, const tt_arg *args, int3
                                      int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type xt = vtype(ctx, args[0].value);
-    if (xt.rank == 0) return unsupported(ctx, "slice of a 0-d tensor");
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
+    if (xt.rank == 0) return tt_lower_unsupported(ctx, "slice of a 0-d tensor");
     int64_t dim = tt_lower_wrap_dim(ctx, args[1].i, xt.rank);
     int64_t step = args[4].kind == TT_ARG_INT ? args[4].i : 1;
     if (step <= 0) return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "slice step must be positive");
@@ -615,8 +602,8 @@ static tt_status tt_lower_select_copy(tt_lower_ctx *ctx, const tt_arg *args, int
                                       int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type xt = vtype(ctx, args[0].value);
-    if (xt.rank == 0) return unsupported(ctx, "select of a 0-d tensor");
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
+    if (xt.rank == 0) return tt_lower_unsupported(ctx, "select of a 0-d tensor");
     int64_t dim = tt_lower_wrap_dim(ctx, args[1].i, xt.rank);
     int64_t n = xt.dims[dim], i = args[2].i;
     if (i < -n || i >= n)
@@ -636,8 +623,8 @@ static tt_status tt_lower_narrow_copy(tt_lower_ctx *ctx, const tt_arg *args, int
                                       int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type xt = vtype(ctx, args[0].value);
-    if (xt.rank == 0) return unsupported(ctx, "narrow of a 0-d tensor");
+    tt_ir_type xt = tt_lower_type_copy(ctx, args[0].value);
+    if (xt.rank == 0) return tt_lower_unsupported(ctx, "narrow of a 0-d tensor");
     int64_t dim = tt_lower_wrap_dim(ctx, args[1].i, xt.rank);
     int64_t n = xt.dims[dim], start = args[2].i, len = args[3].i;
     if (start < 0) start += n;

@@ -8,19 +8,10 @@
 #include <math.h>
 #include <string.h>
 
-/* A copy of v's type in store (NULL if v has none). Types are copied because the builder's storage moves as
- * values are added; store is a block-scoped compound literal at the call sites. */
-static const tt_ir_type *so_type(tt_lower_ctx *ctx, tt_ir_value v, tt_ir_type *store) {
-    const tt_ir_type *t = tt_lower_type(ctx, v);
-    if (!t) return NULL;
-    *store = *t;
-    return store;
-}
-
 /* Stable sort of x along dim (already wrapped) into values and i64 indices. Rank 0 is the identity. */
 static void so_sort(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim, bool descending, tt_ir_value *vals,
                     tt_ir_value *idx) {
-    const tt_ir_type *t = so_type(ctx, x, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, x, (tt_ir_type[1]){{0}});
     *vals = *idx = TT_IR_NONE;
     if (!t) return;
     if (t->rank == 0) {
@@ -37,7 +28,7 @@ static void so_sort(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim, bool descendi
 
 /* The first k entries of x along dim. */
 static tt_ir_value so_take(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim, int64_t start, int64_t k) {
-    const tt_ir_type *t = so_type(ctx, x, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, x, (tt_ir_type[1]){{0}});
     if (!t) return TT_IR_NONE;
     if (t->rank == 0 || (start == 0 && k == t->dims[dim])) return x;
     int64_t st[TT_MAX_RANK] = {0}, lim[TT_MAX_RANK];
@@ -51,7 +42,7 @@ static tt_ir_value so_take(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim, int64_
 static tt_status tt_lower_sort(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                int32_t nouts) {
     (void)nargs; (void)nouts;
-    const tt_ir_type *t = so_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}});
     if (!t) return tt_ir_builder_status(ctx->b);
     int64_t dim = tt_lower_wrap_dim(ctx, args[1].i, t->rank);
     so_sort(ctx, args[0].value, dim, args[2].b, &outs[0], &outs[1]);
@@ -62,7 +53,7 @@ static tt_status tt_lower_sort(tt_lower_ctx *ctx, const tt_arg *args, int32_t na
 static tt_status tt_lower_sort_stable(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                       int32_t nouts) {
     (void)nargs; (void)nouts;
-    const tt_ir_type *t = so_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}});
     if (!t) return tt_ir_builder_status(ctx->b);
     int64_t dim = tt_lower_wrap_dim(ctx, args[2].i, t->rank);
     so_sort(ctx, args[0].value, dim, args[3].b, &outs[0], &outs[1]);
@@ -73,7 +64,7 @@ static tt_status tt_lower_sort_stable(tt_lower_ctx *ctx, const tt_arg *args, int
 static tt_status tt_lower_topk(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                int32_t nouts) {
     (void)nargs; (void)nouts;
-    const tt_ir_type *t = so_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}});
     if (!t) return tt_ir_builder_status(ctx->b);
     if (t->dtype == TT_BOOL)
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "topk does not support bool dtypes on CPU");
@@ -92,7 +83,7 @@ static tt_status tt_lower_topk(tt_lower_ctx *ctx, const tt_arg *args, int32_t na
 static tt_status tt_lower_kthvalue(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                    int32_t nouts) {
     (void)nargs; (void)nouts;
-    const tt_ir_type *t = so_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *t = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}});
     if (!t) return tt_ir_builder_status(ctx->b);
     if (t->dtype == TT_BOOL) return TT_STATUS_UNSUPPORTED; /* PyTorch: "kthvalue_cpu" not implemented for 'Bool' */
     int64_t dim = tt_lower_wrap_dim(ctx, args[2].i, t->rank);
@@ -130,7 +121,7 @@ static tt_status tt_lower_kthvalue(tt_lower_ctx *ctx, const tt_arg *args, int32_
 static tt_status so_median(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim_arg, bool all, bool keepdim, bool skip_nan,
                            tt_ir_value *outs, int32_t nouts) {
     tt_ir_builder *b = ctx->b;
-    const tt_ir_type *tp = so_type(ctx, x, (tt_ir_type[1]){{0}});
+    const tt_ir_type *tp = tt_lower_type_into(ctx, x, (tt_ir_type[1]){{0}});
     if (!tp) return tt_ir_builder_status(b);
     tt_ir_type t = *tp;
     if (t.dtype == TT_BOOL || tt_numel(t.rank, t.dims) == 0) return TT_STATUS_UNSUPPORTED; /* PyTorch's errors */
@@ -155,7 +146,7 @@ static tt_status so_median(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim_arg, bo
     /* per-slice count of NaN (0 for integers) and the position to read */
     tt_ir_value nan = tt_ir_convert(b, tt_ir_compare(b, TT_CMP_NE, x, x), TT_I64);
     tt_ir_value cnt = tt_ir_reduce(b, TT_REDUCE_ADD, nan, 1, &dim);
-    const tt_ir_type *ctp = so_type(ctx, cnt, (tt_ir_type[1]){{0}});
+    const tt_ir_type *ctp = tt_lower_type_into(ctx, cnt, (tt_ir_type[1]){{0}});
     if (!ctp) return tt_ir_builder_status(b);
     tt_ir_type ct = *ctp;
     tt_ir_value nfull = tt_lower_full(ctx, TT_I64, ct.rank, ct.dims, (double)n);
@@ -222,7 +213,7 @@ static tt_status tt_lower_nanmedian_dim(tt_lower_ctx *ctx, const tt_arg *args, i
 static tt_status tt_lower_mode(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                int32_t nouts) {
     tt_ir_builder *b = ctx->b;
-    const tt_ir_type *tp = so_type(ctx, args[0].value, (tt_ir_type[1]){{0}});
+    const tt_ir_type *tp = tt_lower_type_into(ctx, args[0].value, (tt_ir_type[1]){{0}});
     if (!tp) return tt_ir_builder_status(b);
     tt_ir_type t = *tp;
     int64_t dim = tt_lower_wrap_dim(ctx, nargs > 1 && args[1].kind == TT_ARG_INT ? args[1].i : -1, t.rank);

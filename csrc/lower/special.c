@@ -12,18 +12,6 @@
 
 /* ---- helpers ---- */
 
-static tt_ir_type sp_type(tt_lower_ctx *ctx, tt_ir_value v) {
-    tt_ir_type t;
-    memset(&t, 0, sizeof t);
-    const tt_ir_type *p = v == TT_IR_NONE ? NULL : tt_lower_type(ctx, v);
-    if (p) t = *p;
-    return t;
-}
-
-static tt_status sp_unsupported(tt_lower_ctx *ctx, const char *what) {
-    return tt_ir_builder_fail(ctx->b, TT_STATUS_UNSUPPORTED, "%s: unsupported arguments on tpu", what);
-}
-
 static tt_ir_value sp_bin(tt_lower_ctx *ctx, tt_ir_op op, tt_ir_value x, tt_ir_value y) {
     return tt_ir_binary(ctx->b, op, x, y);
 }
@@ -32,7 +20,7 @@ static tt_ir_value sp_k(tt_lower_ctx *ctx, tt_ir_value like, double v) { return 
 
 /* Slice [start, start + len) of x along dim. */
 static tt_ir_value sp_slice(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim, int64_t start, int64_t len) {
-    tt_ir_type t = sp_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     int64_t st[TT_MAX_RANK] = {0}, lim[TT_MAX_RANK];
     memcpy(lim, t.dims, sizeof lim);
     st[dim] = start;
@@ -45,7 +33,7 @@ static tt_ir_value sp_slice(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim, int64
 /* Splits x along dim into halves (a, b) after the checks PyTorch makes. */
 static bool glu_split(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim_arg, int64_t *dim, tt_ir_value *a,
                       tt_ir_value *b) {
-    tt_ir_type t = sp_type(ctx, x);
+    tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return false;
     if (t.rank == 0) {
         tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "glu does not support scalars because halving size must be even");
@@ -68,8 +56,8 @@ static bool glu_split(tt_lower_ctx *ctx, tt_ir_value x, int64_t dim_arg, int64_t
 static tt_status tt_lower_glu(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                               int32_t nouts) {
     (void)nouts;
-    tt_ir_type t = sp_type(ctx, args[0].value);
-    if (!tt_dtype_is_float(t.dtype)) return sp_unsupported(ctx, "glu");
+    tt_ir_type t = tt_lower_type_copy(ctx, args[0].value);
+    if (!tt_dtype_is_float(t.dtype)) return tt_lower_unsupported(ctx, "glu");
     tt_dtype cdt = tt_lower_opmath(t.dtype);
     int64_t dim;
     tt_ir_value a, b;
@@ -86,18 +74,18 @@ static tt_status tt_lower_glu_backward(tt_lower_ctx *ctx, const tt_arg *args, in
                                        int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type t = sp_type(ctx, args[1].value);
-    if (!tt_dtype_is_float(t.dtype) || sp_type(ctx, args[0].value).dtype != t.dtype)
-        return sp_unsupported(ctx, "glu_backward");
+    tt_ir_type t = tt_lower_type_copy(ctx, args[1].value);
+    if (!tt_dtype_is_float(t.dtype) || tt_lower_type_copy(ctx, args[0].value).dtype != t.dtype)
+        return tt_lower_unsupported(ctx, "glu_backward");
     tt_dtype cdt = tt_lower_opmath(t.dtype);
     int64_t dim;
     tt_ir_value a, b;
     if (!glu_split(ctx, tt_ir_convert(ctx->b, args[1].value, cdt), args[2].i, &dim, &a, &b))
         return tt_ir_builder_status(ctx->b);
     tt_ir_value g = tt_ir_convert(ctx->b, args[0].value, cdt);
-    tt_ir_type gt = sp_type(ctx, g), at = sp_type(ctx, a);
+    tt_ir_type gt = tt_lower_type_copy(ctx, g), at = tt_lower_type_copy(ctx, a);
     if (gt.rank != at.rank || memcmp(gt.dims, at.dims, sizeof(int64_t) * (size_t)at.rank) != 0)
-        return sp_unsupported(ctx, "glu_backward shapes");
+        return tt_lower_unsupported(ctx, "glu_backward shapes");
     tt_ir_value s = sp_bin(ctx, TT_OP_DIVIDE, sp_k(ctx, b, 1.0),
                            sp_bin(ctx, TT_OP_ADD, sp_k(ctx, b, 1.0), sp_un(ctx, TT_OP_EXP, sp_un(ctx, TT_OP_NEGATE, b))));
     tt_ir_value ga = sp_bin(ctx, TT_OP_MULTIPLY, s, g);
@@ -114,8 +102,8 @@ static tt_status tt_lower_glu_backward(tt_lower_ctx *ctx, const tt_arg *args, in
 static tt_status tt_lower_log_sigmoid_forward(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs,
                                               tt_ir_value *outs, int32_t nouts) {
     (void)nargs;
-    tt_ir_type t = sp_type(ctx, args[0].value);
-    if (!tt_dtype_is_float(t.dtype)) return sp_unsupported(ctx, "log_sigmoid");
+    tt_ir_type t = tt_lower_type_copy(ctx, args[0].value);
+    if (!tt_dtype_is_float(t.dtype)) return tt_lower_unsupported(ctx, "log_sigmoid");
     tt_dtype cdt = tt_lower_opmath(t.dtype);
     tt_ir_value x = tt_ir_convert(ctx->b, args[0].value, cdt);
     tt_ir_value z = sp_un(ctx, TT_OP_EXP, sp_un(ctx, TT_OP_NEGATE, sp_un(ctx, TT_OP_ABS, x)));
@@ -133,9 +121,9 @@ static tt_status tt_lower_log_sigmoid_backward(tt_lower_ctx *ctx, const tt_arg *
                                                tt_ir_value *outs, int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type t = sp_type(ctx, args[1].value);
-    if (!tt_dtype_is_float(t.dtype) || sp_type(ctx, args[0].value).dtype != t.dtype)
-        return sp_unsupported(ctx, "log_sigmoid_backward");
+    tt_ir_type t = tt_lower_type_copy(ctx, args[1].value);
+    if (!tt_dtype_is_float(t.dtype) || tt_lower_type_copy(ctx, args[0].value).dtype != t.dtype)
+        return tt_lower_unsupported(ctx, "log_sigmoid_backward");
     tt_dtype cdt = tt_lower_opmath(t.dtype);
     tt_ir_value v[2] = {tt_ir_convert(ctx->b, args[0].value, cdt), tt_ir_convert(ctx->b, args[1].value, cdt)};
     if (!tt_lower_broadcast_values(ctx, 2, v)) return tt_ir_builder_status(ctx->b);
@@ -201,7 +189,7 @@ static tt_ir_value sp_zeta(tt_lower_ctx *ctx, double s, tt_ir_value q) {
                                  1.8152105401943546773e17,
                                  -7.1661652561756670113e18};
     tt_ir_builder *b = ctx->b;
-    tt_dtype dt = sp_type(ctx, q).dtype;
+    tt_dtype dt = tt_lower_type_copy(ctx, q).dtype;
     double machep = dt == TT_F64 ? 1.11022302462515654042e-16 : (double)(float)1.11022302462515654042e-16;
     tt_ir_value negx = sp_k(ctx, q, -s);
     tt_ir_value one = sp_k(ctx, q, 1.0);
@@ -255,10 +243,10 @@ static tt_status tt_lower_polygamma(tt_lower_ctx *ctx, const tt_arg *args, int32
     (void)nargs;
     (void)nouts;
     int64_t n = args[0].i;
-    tt_ir_type t = sp_type(ctx, args[1].value);
+    tt_ir_type t = tt_lower_type_copy(ctx, args[1].value);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (n < 0) return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "polygamma(n, x) does not support negative n.");
-    if (n > 60) return sp_unsupported(ctx, "polygamma");
+    if (n > 60) return tt_lower_unsupported(ctx, "polygamma");
     tt_dtype odt = tt_dtype_is_float(t.dtype) ? t.dtype : TT_F32;
     tt_dtype cdt = tt_lower_opmath(odt);
     tt_ir_value x = tt_ir_convert(ctx->b, args[1].value, cdt);
@@ -289,9 +277,9 @@ static tt_status tt_lower_logcumsumexp(tt_lower_ctx *ctx, const tt_arg *args, in
     (void)nargs;
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type t = sp_type(ctx, args[0].value);
+    tt_ir_type t = tt_lower_type_copy(ctx, args[0].value);
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
-    if (!tt_dtype_is_float(t.dtype)) return sp_unsupported(ctx, "logcumsumexp");
+    if (!tt_dtype_is_float(t.dtype)) return tt_lower_unsupported(ctx, "logcumsumexp");
     if (t.rank == 0) {
         (void)tt_lower_wrap_dim(ctx, args[1].i, 0);
         outs[0] = args[0].value;
@@ -300,7 +288,7 @@ static tt_status tt_lower_logcumsumexp(tt_lower_ctx *ctx, const tt_arg *args, in
     int64_t dim = tt_lower_wrap_dim(ctx, args[1].i, t.rank);
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
     int64_t n = t.dims[dim];
-    if (n > SP_LCSE_MAX || t.rank + 1 > TT_MAX_RANK) return sp_unsupported(ctx, "logcumsumexp size");
+    if (n > SP_LCSE_MAX || t.rank + 1 > TT_MAX_RANK) return tt_lower_unsupported(ctx, "logcumsumexp size");
     if (tt_numel(t.rank, t.dims) == 0) {
         outs[0] = args[0].value;
         return tt_ir_builder_status(b);
@@ -345,9 +333,9 @@ static tt_status tt_lower_linalg_cross(tt_lower_ctx *ctx, const tt_arg *args, in
                                        int32_t nouts) {
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type ta = sp_type(ctx, args[0].value), tb = sp_type(ctx, args[1].value);
+    tt_ir_type ta = tt_lower_type_copy(ctx, args[0].value), tb = tt_lower_type_copy(ctx, args[1].value);
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
-    if (ta.dtype != tb.dtype || ta.dtype == TT_BOOL || ta.rank != tb.rank) return sp_unsupported(ctx, "linalg_cross");
+    if (ta.dtype != tb.dtype || ta.dtype == TT_BOOL || ta.rank != tb.rank) return tt_lower_unsupported(ctx, "linalg_cross");
     int64_t dim = tt_lower_wrap_dim(ctx, nargs > 2 && args[2].kind == TT_ARG_INT ? args[2].i : -1, ta.rank);
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
     if (ta.dims[dim] != 3 || tb.dims[dim] != 3)
@@ -373,7 +361,7 @@ static tt_status tt_lower_linalg_cross(tt_lower_ctx *ctx, const tt_arg *args, in
 
 /* args[0] as its compute dtype; *odt gets PyTorch's result dtype (ints and bool promote to f32). */
 static tt_ir_value sp_float_in(tt_lower_ctx *ctx, const tt_arg *a, tt_dtype *odt) {
-    tt_ir_type t = sp_type(ctx, a->value);
+    tt_ir_type t = tt_lower_type_copy(ctx, a->value);
     *odt = tt_dtype_is_float(t.dtype) ? t.dtype : TT_F32;
     return tt_ir_convert(ctx->b, a->value, tt_lower_opmath(*odt));
 }
@@ -454,11 +442,11 @@ static tt_status tt_lower_renorm(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
     (void)nargs;
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type t = sp_type(ctx, args[0].value);
+    tt_ir_type t = tt_lower_type_copy(ctx, args[0].value);
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
     double p = tt_lower_arg_double(&args[1]), maxnorm = tt_lower_arg_double(&args[3]);
     tt_lower_fn norm = tt_lower_find("aten::linalg_vector_norm");
-    if (!tt_dtype_is_float(t.dtype) || !norm) return sp_unsupported(ctx, "renorm");
+    if (!tt_dtype_is_float(t.dtype) || !norm) return tt_lower_unsupported(ctx, "renorm");
     if (t.rank < 2)
         return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "renorm: input needs at least 2 dimensions, got %d dimensions",
                                   (int)t.rank);
@@ -488,8 +476,8 @@ static tt_status tt_lower_renorm(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
         tt_status st = norm(ctx, na, 5, &nv, 1);
         if (st != TT_OK) return st;
     }
-    tt_ir_value mx = tt_ir_broadcast_in_dim(b, tt_lower_scalar_param(ctx, acc, 0, maxnorm), sp_type(ctx, nv).rank,
-                                            sp_type(ctx, nv).dims, NULL);
+    tt_ir_value mx = tt_ir_broadcast_in_dim(b, tt_lower_scalar_param(ctx, acc, 0, maxnorm), tt_lower_type_copy(ctx, nv).rank,
+                                            tt_lower_type_copy(ctx, nv).dims, NULL);
     tt_ir_value f = sp_bin(ctx, TT_OP_DIVIDE, mx, sp_bin(ctx, TT_OP_ADD, nv, sp_k(ctx, nv, 1e-7)));
     f = tt_ir_select(b, tt_ir_compare(b, TT_CMP_GT, nv, mx), f, sp_k(ctx, nv, 1.0));
     f = tt_ir_convert(b, tt_ir_convert(b, f, t.dtype), acc);
@@ -535,8 +523,8 @@ static tt_status tt_lower_frexp(tt_lower_ctx *ctx, const tt_arg *args, int32_t n
                                 int32_t nouts) {
     (void)nargs;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type t = sp_type(ctx, args[0].value);
-    if (!tt_dtype_is_float(t.dtype)) return sp_unsupported(ctx, "frexp");
+    tt_ir_type t = tt_lower_type_copy(ctx, args[0].value);
+    if (!tt_dtype_is_float(t.dtype)) return tt_lower_unsupported(ctx, "frexp");
     tt_dtype cdt = t.dtype == TT_F64 ? TT_F64 : TT_F32;
     tt_ir_value x = tt_ir_convert(b, args[0].value, cdt);
     tt_ir_value ax = sp_un(ctx, TT_OP_ABS, x);
@@ -571,7 +559,7 @@ static tt_status tt_lower_frexp(tt_lower_ctx *ctx, const tt_arg *args, int32_t n
  * rank nb). Returns diff; *rank gets its rank and dims its shape. */
 static tt_ir_value cd_diff(tt_lower_ctx *ctx, tt_ir_value x1, tt_ir_value x2, int32_t *rank, int64_t *dims) {
     tt_ir_builder *b = ctx->b;
-    tt_ir_type t1 = sp_type(ctx, x1), t2 = sp_type(ctx, x2);
+    tt_ir_type t1 = tt_lower_type_copy(ctx, x1), t2 = tt_lower_type_copy(ctx, x2);
     int32_t nb;
     int64_t bd[TT_MAX_RANK];
     if (tt_lower_broadcast_shapes(t1.rank - 2, t1.dims, t2.rank - 2, t2.dims, &nb, bd) != TT_OK) {
@@ -579,7 +567,7 @@ static tt_ir_value cd_diff(tt_lower_ctx *ctx, tt_ir_value x1, tt_ir_value x2, in
         return TT_IR_NONE;
     }
     if (nb + 3 > TT_MAX_RANK) {
-        sp_unsupported(ctx, "cdist rank");
+        tt_lower_unsupported(ctx, "cdist rank");
         return TT_IR_NONE;
     }
     int64_t P = t1.dims[t1.rank - 2], R = t2.dims[t2.rank - 2], M = t1.dims[t1.rank - 1];
@@ -618,7 +606,7 @@ static tt_ir_value cd_diff(tt_lower_ctx *ctx, tt_ir_value x1, tt_ir_value x2, in
 static tt_status cd_check(tt_lower_ctx *ctx, const tt_ir_type *t1, const tt_ir_type *t2, double p) {
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (t1->dtype != t2->dtype || (t1->dtype != TT_F32 && t1->dtype != TT_F64) || t1->rank < 2 || t2->rank < 2)
-        return sp_unsupported(ctx, "cdist");
+        return tt_lower_unsupported(ctx, "cdist");
     if (t1->dims[t1->rank - 1] != t2->dims[t2->rank - 1])
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
                                   "X1 and X2 must have the same number of columns. X1: %lld X2: %lld",
@@ -633,7 +621,7 @@ static tt_ir_value cd_norm(tt_lower_ctx *ctx, tt_ir_value diff, int32_t rank, do
     int64_t last = rank - 1;
     tt_ir_value ad = sp_un(ctx, TT_OP_ABS, diff);
     if (p == 0) {
-        tt_ir_value nz = tt_ir_convert(b, tt_ir_compare(b, TT_CMP_NE, diff, sp_k(ctx, diff, 0.0)), sp_type(ctx, diff).dtype);
+        tt_ir_value nz = tt_ir_convert(b, tt_ir_compare(b, TT_CMP_NE, diff, sp_k(ctx, diff, 0.0)), tt_lower_type_copy(ctx, diff).dtype);
         return tt_ir_reduce(b, TT_REDUCE_ADD, nz, 1, &last);
     }
     if (p == 1) return tt_ir_reduce(b, TT_REDUCE_ADD, ad, 1, &last);
@@ -648,7 +636,7 @@ static tt_status tt_lower_cdist_forward(tt_lower_ctx *ctx, const tt_arg *args, i
                                         int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type t1 = sp_type(ctx, args[0].value), t2 = sp_type(ctx, args[1].value);
+    tt_ir_type t1 = tt_lower_type_copy(ctx, args[0].value), t2 = tt_lower_type_copy(ctx, args[1].value);
     double p = args[2].f;
     tt_status st = cd_check(ctx, &t1, &t2, p);
     if (st != TT_OK) return st;
@@ -667,18 +655,18 @@ static tt_status tt_lower_cdist_forward(tt_lower_ctx *ctx, const tt_arg *args, i
 static tt_status cd_backward(tt_lower_ctx *ctx, tt_ir_value grad, tt_ir_value x1, tt_ir_value x2, tt_ir_value dist_in,
                              double p, tt_ir_value *outs) {
     tt_ir_builder *b = ctx->b;
-    tt_ir_type t1 = sp_type(ctx, x1), t2 = sp_type(ctx, x2);
+    tt_ir_type t1 = tt_lower_type_copy(ctx, x1), t2 = tt_lower_type_copy(ctx, x2);
     tt_status st = cd_check(ctx, &t1, &t2, p);
     if (st != TT_OK) return st;
     int32_t rank;
     int64_t dims[TT_MAX_RANK];
     tt_ir_value diff = cd_diff(ctx, x1, x2, &rank, dims);
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
-    tt_ir_type gt = sp_type(ctx, grad), dt = sp_type(ctx, dist_in);
+    tt_ir_type gt = tt_lower_type_copy(ctx, grad), dt = tt_lower_type_copy(ctx, dist_in);
     if (gt.rank != rank - 1 || dt.rank != rank - 1 || gt.dtype != t1.dtype || dt.dtype != t1.dtype ||
         memcmp(gt.dims, dims, sizeof(int64_t) * (size_t)(rank - 1)) != 0 ||
         memcmp(dt.dims, dims, sizeof(int64_t) * (size_t)(rank - 1)) != 0)
-        return sp_unsupported(ctx, "cdist_backward shapes");
+        return tt_lower_unsupported(ctx, "cdist_backward shapes");
     if (tt_numel(rank, dims) == 0) {
         dims[rank - 2] = dims[rank - 1];
         outs[0] = tt_lower_full(ctx, t1.dtype, rank - 1, dims, 0.0);
@@ -744,7 +732,7 @@ static tt_ir_value pd_square(tt_lower_ctx *ctx, tt_ir_value v, int64_t N) {
     int64_t id[2] = {nn, 1};
     tt_ir_value ind = tt_ir_constant(b, TT_I64, 2, id, idx);
     free(idx);
-    tt_ir_value parts[2] = {v, tt_lower_full(ctx, sp_type(ctx, v).dtype, 1, &one, 0.0)};
+    tt_ir_value parts[2] = {v, tt_lower_full(ctx, tt_lower_type_copy(ctx, v).dtype, 1, &one, 0.0)};
     tt_ir_attrs a;
     memset(&a, 0, sizeof a);
     a.gather.collapsed_slice_dims.n = 1;
@@ -762,10 +750,10 @@ static tt_status tt_lower_pdist_backward(tt_lower_ctx *ctx, const tt_arg *args, 
                                          int32_t nouts) {
     (void)nargs;
     (void)nouts;
-    tt_ir_type t = sp_type(ctx, args[1].value), gt = sp_type(ctx, args[0].value);
+    tt_ir_type t = tt_lower_type_copy(ctx, args[1].value), gt = tt_lower_type_copy(ctx, args[0].value);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (t.rank != 2 || gt.rank != 1 || gt.dims[0] != t.dims[0] * (t.dims[0] - 1) / 2 || !tt_dtype_is_float(t.dtype))
-        return sp_unsupported(ctx, "pdist_backward");
+        return tt_lower_unsupported(ctx, "pdist_backward");
     if (t.dims[0] < 2) { /* no pairs */
         outs[0] = tt_lower_full(ctx, t.dtype, 2, t.dims, 0.0);
         return tt_ir_builder_status(ctx->b);
@@ -780,7 +768,7 @@ static tt_status tt_lower_pdist_forward(tt_lower_ctx *ctx, const tt_arg *args, i
                                         int32_t nouts) {
     (void)nouts;
     tt_ir_builder *b = ctx->b;
-    tt_ir_type t = sp_type(ctx, args[0].value);
+    tt_ir_type t = tt_lower_type_copy(ctx, args[0].value);
     double p = nargs > 1 ? args[1].f : 2.0;
     if (tt_ir_builder_status(b) != TT_OK) return tt_ir_builder_status(b);
     if (t.rank != 2) return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "pdist only supports 2D tensors, got: %dD", (int)t.rank);
@@ -820,7 +808,7 @@ static tt_status tt_lower_pdist_forward(tt_lower_ctx *ctx, const tt_arg *args, i
 static tt_status sp_norm(tt_lower_ctx *ctx, const tt_arg *self, const tt_arg *p, const tt_arg *dim,
                          const tt_arg *keepdim, const tt_arg *dtype, tt_ir_value *outs, int32_t nouts) {
     tt_lower_fn fn = tt_lower_find("aten::linalg_vector_norm");
-    if (!fn) return sp_unsupported(ctx, "norm");
+    if (!fn) return tt_lower_unsupported(ctx, "norm");
     tt_arg a[5];
     memset(a, 0, sizeof a);
     for (int i = 0; i < 5; i++) a[i].value = TT_IR_NONE;
