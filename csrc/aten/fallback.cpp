@@ -274,8 +274,7 @@ static bool tensor_arg(OpBuild& ob, const at::Tensor& t, tt_arg& a) {
     if (t.device().type() != c10::DeviceType::PrivateUse1) return false;
     note_device(ob, t);
     int32_t idx = tt_ir_builder_num_params(ob.ctx.b);
-    std::vector<int64_t> dims(t.sizes().begin(), t.sizes().end());
-    a.value = tt_ir_param(ob.ctx.b, dt, (int32_t)t.dim(), dims.data());
+    a.value = tt_ir_param(ob.ctx.b, dt, (int32_t)t.dim(), t.sizes().data());
     a.dtype = dt;
     a.n = (int32_t)t.dim();  // rank, read by tt_lower_result_type
     ob.tensor_params.emplace_back(idx, t);
@@ -288,8 +287,7 @@ static bool build_args(OpBuild& ob, const Plan& plan, torch::jit::Stack* stack, 
         ob.args[i].kind = TT_ARG_NONE;
         ob.args[i].value = TT_IR_NONE;
     }
-    ob.int_lists.reserve(plan.n_inputs);
-    ob.value_lists.reserve(plan.n_inputs);
+    // (no reserve: the lists' element buffers survive the outer vectors' growth, so .ints/.values stay valid)
     for (size_t i = 0; i < plan.n_inputs; i++) {
         const c10::IValue& iv = (*stack)[first + i];
         tt_arg& a = ob.args[i];
