@@ -1,244 +1,38 @@
 /* test_lower_elementwise.c — the lowering helpers (type promotion, broadcasting, scalar parameters, dim
  * wrapping) and the elementwise / activation lowerings built into programs and run on the host driver, compared
  * with PyTorch CPU results computed by hand. */
-#include "tt_driver.h"
-#include "tt_lower.h"
-#include "tt_test.h"
+#include "tt_lower_run.h"
 
 #include <float.h>
-#include <string.h>
-
-/* ---- harness: tensors given as doubles in any dtype; lower one op; run on the host driver ---- */
-
-#define E_MAX_IN 8
-
-typedef struct e_run {
-    tt_ir_builder *b;
-    tt_lower_ctx ctx;
-    int nin;
-    const double *in[E_MAX_IN];
-    tt_ir_type out_type;
-    double out[64];
-} e_run;
-
-static void e_begin(e_run *r) {
-    memset(r, 0, sizeof *r);
-    r->b = tt_ir_builder_create();
-    r->ctx.b = r->b;
-}
-static void e_end(e_run *r) { tt_ir_builder_destroy(r->b); }
-
-static tt_arg e_tensor(e_run *r, tt_dtype dt, int32_t rank, const int64_t *dims, const double *data) {
-    tt_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = TT_ARG_TENSOR;
-    a.value = tt_ir_param(r->b, dt, rank, dims);
-    a.dtype = dt;
-    a.n = rank;
-    r->in[r->nin++] = data;
-    return a;
-}
-static tt_arg e_scalar_f(double v) {
-    tt_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = TT_ARG_SCALAR;
-    a.dtype = TT_F64;
-    a.f = v;
-    return a;
-}
-static tt_arg e_scalar_i(int64_t v) {
-    tt_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = TT_ARG_SCALAR;
-    a.dtype = TT_I64;
-    a.i = v;
-    return a;
-}
-static tt_arg e_scalar_b(bool v) {
-    tt_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = TT_ARG_SCALAR;
-    a.dtype = TT_BOOL;
-    a.b = v;
-    return a;
-}
-static tt_arg e_none(void) {
-    tt_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = TT_ARG_NONE;
-    a.value = TT_IR_NONE;
-    return a;
-}
-static tt_arg e_str(const char *s) {
-    tt_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = TT_ARG_STRING;
-    a.s = s;
-    return a;
-}
-
-static void e_put(void *p, tt_dtype dt, int64_t i, double v) {
-    switch (dt) {
-    case TT_F32: ((float *)p)[i] = (float)v; break;
-    case TT_BF16: ((uint16_t *)p)[i] = tt_f32_to_bf16((float)v); break;
-    case TT_F16: ((uint16_t *)p)[i] = tt_f32_to_f16((float)v); break;
-    case TT_F64: ((double *)p)[i] = v; break;
-    case TT_I64: ((int64_t *)p)[i] = (int64_t)v; break;
-    case TT_I32: ((int32_t *)p)[i] = (int32_t)v; break;
-    case TT_I16: ((int16_t *)p)[i] = (int16_t)v; break;
-    case TT_I8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case TT_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case TT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    default: break;
-    }
-}
-static double e_get(const void *p, tt_dtype dt, int64_t i) {
-    switch (dt) {
-    case TT_F32: return ((const float *)p)[i];
-    case TT_BF16: return tt_bf16_to_f32(((const uint16_t *)p)[i]);
-    case TT_F16: return tt_f16_to_f32(((const uint16_t *)p)[i]);
-    case TT_F64: return ((const double *)p)[i];
-    case TT_I64: return (double)((const int64_t *)p)[i];
-    case TT_I32: return ((const int32_t *)p)[i];
-    case TT_I16: return ((const int16_t *)p)[i];
-    case TT_I8: return ((const int8_t *)p)[i];
-    case TT_U8: return ((const uint8_t *)p)[i];
-    case TT_BOOL: return ((const uint8_t *)p)[i];
-    default: return NAN;
-    }
-}
-
-static void e_strides(const tt_ir_type *t, int64_t *strides) {
-    int64_t s = 1;
-    for (int32_t k = t->rank - 1; k >= 0; k--) {
-        strides[k] = s;
-        s *= t->dims[k];
-    }
-}
-
-/* Lowers op (one result) and runs it; the lowering's (or the run's) status. */
-static tt_status e_exec(e_run *r, const char *op, tt_arg *args, int32_t nargs) {
-    tt_lower_fn fn = tt_lower_find(op);
-    if (!fn) return tt_error(TT_STATUS_UNSUPPORTED, "no lowering for %s", op);
-    tt_ir_value out = TT_IR_NONE;
-    tt_status st = fn(&r->ctx, args, nargs, &out, 1);
-    if (st != TT_OK) return st;
-    r->out_type = *tt_ir_type_of(r->b, out);
-    if (tt_numel(r->out_type.rank, r->out_type.dims) > 64) return TT_STATUS_UNSUPPORTED;
-    tt_ir_builder_add_output(r->b, out);
-    tt_ir_program *p = NULL;
-    if ((st = tt_ir_builder_finish(r->b, &p)) != TT_OK) return st;
-    if ((st = tt_ir_verify(p)) != TT_OK) {
-        tt_ir_program_destroy(p);
-        return st;
-    }
-    tt_driver *d = tt_host_driver_create(1, 0);
-    if (!d) {
-        tt_ir_program_destroy(p);
-        return TT_STATUS_OUT_OF_MEMORY;
-    }
-    tt_executable *exe = NULL;
-    tt_exec_arg ea[32], eo;
-    tt_buffer *bufs[33];
-    int nbufs = 0;
-    memset(ea, 0, sizeof ea);
-    memset(&eo, 0, sizeof eo);
-    uint8_t host[64 * 8];
-    if (p->n_params > 32) {
-        st = TT_STATUS_UNSUPPORTED;
-        goto done;
-    }
-    if ((st = d->iface.compile(d->ctx, p, &exe)) != TT_OK) goto done;
-    for (int32_t i = 0; i < p->n_params; i++) {
-        tt_ir_value v = p->params[i];
-        const tt_ir_node *n = &p->nodes[p->value_node[v]];
-        const tt_ir_type *t = &p->types[v];
-        if (n->op == TT_OP_SCALAR_PARAMETER) {
-            for (int32_t k = 0; k < r->ctx.n_scalars; k++)
-                if (r->ctx.scalars[k].param_index == i) {
-                    ea[i].i = r->ctx.scalars[k].i;
-                    ea[i].f = r->ctx.scalars[k].f;
-                }
-            continue;
-        }
-        int64_t numel = tt_numel(t->rank, t->dims);
-        size_t nb = (size_t)numel * tt_dtype_size(t->dtype);
-        if (numel > 64 || i >= r->nin) {
-            st = TT_STATUS_UNSUPPORTED;
-            goto done;
-        }
-        for (int64_t k = 0; k < numel; k++) e_put(host, t->dtype, k, r->in[i][k]);
-        if ((st = d->iface.buffer_alloc(d->ctx, 0, nb, &bufs[nbufs])) != TT_OK) goto done;
-        ea[i].buffer = bufs[nbufs++];
-        e_strides(t, ea[i].strides);
-        if (nb && (st = d->iface.write(d->ctx, ea[i].buffer, 0, host, nb)) != TT_OK) goto done;
-    }
-    const tt_ir_type *t = &r->out_type;
-    int64_t numel = tt_numel(t->rank, t->dims);
-    size_t nb = (size_t)numel * tt_dtype_size(t->dtype);
-    if ((st = d->iface.buffer_alloc(d->ctx, 0, nb, &bufs[nbufs])) != TT_OK) goto done;
-    eo.buffer = bufs[nbufs++];
-    e_strides(t, eo.strides);
-    if ((st = d->iface.execute(d->ctx, 0, exe, ea, p->n_params, &eo, 1)) != TT_OK) goto done;
-    if (nb && (st = d->iface.read(d->ctx, eo.buffer, 0, host, nb)) != TT_OK) goto done;
-    for (int64_t i = 0; i < numel; i++) r->out[i] = e_get(host, t->dtype, i);
-done:
-    for (int i = 0; i < nbufs; i++) d->iface.buffer_free(d->ctx, bufs[i]);
-    d->iface.executable_free(d->ctx, exe);
-    tt_driver_destroy(d);
-    tt_ir_program_destroy(p);
-    return st;
-}
-
-/* Checks dtype, shape and values (relative tolerance tol; NaN must match NaN). */
-static void e_expect(const e_run *r, tt_dtype dt, int32_t rank, const int64_t *dims, const double *want,
-                     double tol) {
-    if (r->out_type.dtype != dt)
-        fprintf(stderr, "  dtype: got %s, want %s\n", tt_dtype_name(r->out_type.dtype), tt_dtype_name(dt));
-    TT_CHECK(r->out_type.dtype == dt);
-    TT_CHECK(r->out_type.rank == rank);
-    if (r->out_type.rank != rank) return;
-    for (int32_t i = 0; i < rank; i++) TT_CHECK(r->out_type.dims[i] == dims[i]);
-    int64_t n = tt_numel(rank, dims);
-    for (int64_t i = 0; i < n; i++) {
-        double g = r->out[i], w = want[i];
-        bool ok = (isnan(w) && isnan(g)) || g == w || fabs(g - w) <= tol * (1 + fabs(w));
-        if (!ok) {
-            fprintf(stderr, "  element %lld: got %.9g, want %.9g\n", (long long)i, g, w);
-            tt_test_case_failed = 1;
-            return;
-        }
-    }
-}
 
 /* Runs a one- or two-input op on rank-1 inputs of length n and checks the result. */
 static void e_check1(const char *op, tt_dtype in_dt, int64_t n, const double *x, tt_arg *extra, int32_t nextra,
                      tt_dtype out_dt, const double *want, double tol) {
-    e_run r;
-    e_begin(&r);
+    r_run r;
+    r_begin(&r);
     tt_arg args[6];
-    args[0] = e_tensor(&r, in_dt, 1, &n, x);
+    args[0] = r_tensor(&r, in_dt, 1, &n, x);
     for (int32_t i = 0; i < nextra; i++) args[1 + i] = extra[i];
-    tt_status st = e_exec(&r, op, args, 1 + nextra);
+    tt_status st = r_exec(&r, op, args, 1 + nextra, 1);
     TT_CHECK_OK(st);
-    if (st == TT_OK) e_expect(&r, out_dt, 1, &n, want, tol);
+    if (st == TT_OK) r_expect(&r, 0, out_dt, 1, &n, want, tol);
     else fprintf(stderr, "  (op %s)\n", op);
-    e_end(&r);
+    r_end(&r);
 }
 
 static void e_check2(const char *op, tt_dtype a_dt, const double *a, tt_dtype b_dt, const double *b, int64_t n,
                      tt_arg *extra, int32_t nextra, tt_dtype out_dt, const double *want, double tol) {
-    e_run r;
-    e_begin(&r);
+    r_run r;
+    r_begin(&r);
     tt_arg args[6];
-    args[0] = e_tensor(&r, a_dt, 1, &n, a);
-    args[1] = e_tensor(&r, b_dt, 1, &n, b);
+    args[0] = r_tensor(&r, a_dt, 1, &n, a);
+    args[1] = r_tensor(&r, b_dt, 1, &n, b);
     for (int32_t i = 0; i < nextra; i++) args[2 + i] = extra[i];
-    tt_status st = e_exec(&r, op, args, 2 + nextra);
+    tt_status st = r_exec(&r, op, args, 2 + nextra, 1);
     TT_CHECK_OK(st);
-    if (st == TT_OK) e_expect(&r, out_dt, 1, &n, want, tol);
+    if (st == TT_OK) r_expect(&r, 0, out_dt, 1, &n, want, tol);
     else fprintf(stderr, "  (op %s)\n", op);
-    e_end(&r);
+    r_end(&r);
 }
 
 /* ---- type promotion ---- */
@@ -295,16 +89,16 @@ static void result_type_treats_python_numbers_as_the_lowest_category(void) {
     memset(a, 0, sizeof a);
     a[0].kind = TT_ARG_TENSOR;
     a[0].value = tt_ir_param(bl, TT_I32, 1, d);
-    a[1] = e_scalar_f(2.5);
+    a[1] = r_scalar_f(2.5);
     TT_CHECK(tt_lower_result_type_ctx(&ctx, a, 2, NULL) == TT_F32); /* int tensor + float -> default dtype */
-    a[1] = e_scalar_i(7);
+    a[1] = r_scalar_i(7);
     TT_CHECK(tt_lower_result_type_ctx(&ctx, a, 2, NULL) == TT_I32);
     a[0].value = tt_ir_param(bl, TT_BOOL, 1, d);
     TT_CHECK(tt_lower_result_type_ctx(&ctx, a, 2, NULL) == TT_I64); /* bool tensor + int -> i64 */
-    a[1] = e_scalar_b(true);
+    a[1] = r_scalar_b(true);
     TT_CHECK(tt_lower_result_type_ctx(&ctx, a, 2, NULL) == TT_BOOL);
     a[0].value = tt_ir_param(bl, TT_BF16, 1, d);
-    a[1] = e_scalar_f(1e10);
+    a[1] = r_scalar_f(1e10);
     TT_CHECK(tt_lower_result_type_ctx(&ctx, a, 2, NULL) == TT_BF16);
     /* a wrapped-number f64 tensor counts as the default dtype */
     a[0].value = tt_ir_param(bl, TT_I64, 1, d);
@@ -321,7 +115,7 @@ static void result_type_treats_python_numbers_as_the_lowest_category(void) {
     s[0].value = 0;
     s[0].dtype = TT_I16;
     s[0].n = 1;
-    s[1] = e_scalar_f(0.5);
+    s[1] = r_scalar_f(0.5);
     TT_CHECK(tt_lower_result_type(s, 2) == TT_F32);
     tt_ir_builder_destroy(bl);
 }
@@ -362,7 +156,7 @@ static void scalar_args_become_parameters_converted_to_the_op_dtype(void) {
     tt_lower_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.b = bl;
-    tt_arg f = e_scalar_f(2.7), i = e_scalar_i(300);
+    tt_arg f = r_scalar_f(2.7), i = r_scalar_i(300);
     tt_ir_value v = tt_lower_arg(&ctx, &f, TT_I64);
     TT_CHECK(v != TT_IR_NONE && tt_ir_type_of(bl, v)->dtype == TT_I64);
     TT_CHECK(ctx.n_scalars == 1 && ctx.scalars[0].i == 2 && ctx.scalars[0].param_index == 0);
@@ -392,38 +186,38 @@ static void rng_without_a_generator_uses_seed_zero(void) {
 /* ---- end to end ---- */
 
 static void add_broadcasts_and_scales_by_alpha(void) {
-    e_run r;
-    e_begin(&r);
+    r_run r;
+    r_begin(&r);
     int64_t da[2] = {2, 3}, db[1] = {3};
     double a[6] = {1, 2, 3, 4, 5, 6}, b[3] = {10, 20, 30};
-    tt_arg args[3] = {e_tensor(&r, TT_F32, 2, da, a), e_tensor(&r, TT_F32, 1, db, b), e_scalar_f(0.5)};
-    TT_CHECK_OK(e_exec(&r, "aten::add.Tensor", args, 3));
+    tt_arg args[3] = {r_tensor(&r, TT_F32, 2, da, a), r_tensor(&r, TT_F32, 1, db, b), r_scalar_f(0.5)};
+    TT_CHECK_OK(r_exec(&r, "aten::add.Tensor", args, 3, 1));
     double want[6] = {6, 12, 18, 9, 15, 21};
-    e_expect(&r, TT_F32, 2, da, want, 0);
-    e_end(&r);
+    r_expect(&r, 0, TT_F32, 2, da, want, 0);
+    r_end(&r);
 }
 
 static void add_of_int_tensor_and_float_scalar_gives_f32(void) {
     double x[3] = {1, 2, 3}, w[3] = {3.5, 4.5, 5.5};
-    tt_arg ex[2] = {e_scalar_f(2.5), e_scalar_i(1)};
+    tt_arg ex[2] = {r_scalar_f(2.5), r_scalar_i(1)};
     e_check1("aten::add.Scalar", TT_I64, 3, x, ex, 2, TT_F32, w, 0);
 }
 
 static void bool_add_is_or_and_bool_sub_is_rejected(void) {
     double a[3] = {1, 0, 0}, b[3] = {1, 1, 0}, w[3] = {1, 1, 0};
-    tt_arg one = e_scalar_i(1);
+    tt_arg one = r_scalar_i(1);
     e_check2("aten::add.Tensor", TT_BOOL, a, TT_BOOL, b, 3, &one, 1, TT_BOOL, w, 0);
-    e_run r;
-    e_begin(&r);
+    r_run r;
+    r_begin(&r);
     int64_t n = 3;
-    tt_arg args[3] = {e_tensor(&r, TT_BOOL, 1, &n, a), e_tensor(&r, TT_BOOL, 1, &n, b), e_scalar_i(1)};
-    TT_CHECK(e_exec(&r, "aten::sub.Tensor", args, 3) == TT_STATUS_INVALID_ARGUMENT);
-    e_end(&r);
+    tt_arg args[3] = {r_tensor(&r, TT_BOOL, 1, &n, a), r_tensor(&r, TT_BOOL, 1, &n, b), r_scalar_i(1)};
+    TT_CHECK(r_exec(&r, "aten::sub.Tensor", args, 3, 1) == TT_STATUS_INVALID_ARGUMENT);
+    r_end(&r);
 }
 
 static void rsub_subtracts_self_from_other(void) {
     double x[3] = {1, 2, 3}, w[3] = {8, 6, 4};
-    tt_arg ex[2] = {e_scalar_i(10), e_scalar_i(2)};
+    tt_arg ex[2] = {r_scalar_i(10), r_scalar_i(2)};
     e_check1("aten::rsub.Scalar", TT_I32, 3, x, ex, 2, TT_I32, w, 0);
 }
 
@@ -435,7 +229,7 @@ static void integer_true_division_gives_f32(void) {
 static void div_rounding_modes_match_python(void) {
     double a[4] = {7, -7, 7.5, -0.5}, b[4] = {2, 2, -2, 4};
     double wf[4] = {3, -4, -4, -1}, wt[4] = {3, -3, -3, -0.0};
-    tt_arg fl = e_str("floor"), tr = e_str("trunc");
+    tt_arg fl = r_str("floor"), tr = r_str("trunc");
     e_check2("aten::div.Tensor_mode", TT_F32, a, TT_F32, b, 4, &fl, 1, TT_F32, wf, 0);
     e_check2("aten::div.Tensor_mode", TT_F32, a, TT_F32, b, 4, &tr, 1, TT_F32, wt, 0);
     e_check2("aten::floor_divide", TT_F32, a, TT_F32, b, 4, NULL, 0, TT_F32, wf, 0);
@@ -449,31 +243,31 @@ static void remainder_takes_the_sign_of_the_divisor(void) {
 }
 
 static void integer_division_is_left_to_the_cpu(void) {
-    e_run r;
-    e_begin(&r);
+    r_run r;
+    r_begin(&r);
     int64_t n = 2;
     double a[2] = {1, 2};
-    tt_arg args[2] = {e_tensor(&r, TT_I64, 1, &n, a), e_tensor(&r, TT_I64, 1, &n, a)};
-    TT_CHECK(e_exec(&r, "aten::remainder.Tensor", args, 2) == TT_STATUS_UNSUPPORTED);
-    e_end(&r);
+    tt_arg args[2] = {r_tensor(&r, TT_I64, 1, &n, a), r_tensor(&r, TT_I64, 1, &n, a)};
+    TT_CHECK(r_exec(&r, "aten::remainder.Tensor", args, 2, 1) == TT_STATUS_UNSUPPORTED);
+    r_end(&r);
 }
 
 static void pow_handles_integer_and_scalar_exponents(void) {
     double a[4] = {2, -1, 1, 3}, b[4] = {3, -3, -2, -1}, w[4] = {8, -1, 1, 0};
     e_check2("aten::pow.Tensor_Tensor", TT_I64, a, TT_I64, b, 4, NULL, 0, TT_I64, w, 0);
     double x[3] = {1.5, -2, 3}, w2[3] = {2.25, 4, 9};
-    tt_arg two = e_scalar_i(2);
+    tt_arg two = r_scalar_i(2);
     e_check1("aten::pow.Tensor_Scalar", TT_F32, 3, x, &two, 1, TT_F32, w2, 0);
     double x3[2] = {4, 9}, w3[2] = {8, 27};
-    tt_arg e15 = e_scalar_f(1.5);
+    tt_arg e15 = r_scalar_f(1.5);
     e_check1("aten::pow.Tensor_Scalar", TT_I32, 2, x3, &e15, 1, TT_F32, w3, 1e-6);
-    e_run r;
-    e_begin(&r);
+    r_run r;
+    r_begin(&r);
     int64_t n = 2;
-    tt_arg args[2] = {e_tensor(&r, TT_I64, 1, &n, x3), e_scalar_i(-1)};
-    TT_CHECK(e_exec(&r, "aten::pow.Tensor_Scalar", args, 2) == TT_STATUS_INVALID_ARGUMENT);
+    tt_arg args[2] = {r_tensor(&r, TT_I64, 1, &n, x3), r_scalar_i(-1)};
+    TT_CHECK(r_exec(&r, "aten::pow.Tensor_Scalar", args, 2, 1) == TT_STATUS_INVALID_ARGUMENT);
     TT_CHECK(strcmp(tt_last_error(), "Integers to negative integer powers are not allowed.") == 0);
-    e_end(&r);
+    r_end(&r);
 }
 
 static void float_unary_ops_promote_integers_to_f32(void) {
@@ -511,7 +305,7 @@ static void rounding_ops_keep_integers_and_round_half_to_even(void) {
 
 static void comparisons_promote_then_compare(void) {
     double a[3] = {1, 2, 3}, w[3] = {0, 0, 1};
-    tt_arg s = e_scalar_f(2.5);
+    tt_arg s = r_scalar_f(2.5);
     e_check1("aten::gt.Scalar", TT_I64, 3, a, &s, 1, TT_BOOL, w, 0);
     double b[3] = {1, 2.5, 2}, we[3] = {1, 0, 0};
     e_check2("aten::eq.Tensor", TT_I32, a, TT_F32, b, 3, NULL, 0, TT_BOOL, we, 0);
@@ -544,30 +338,30 @@ static void maximum_propagates_nan_and_fmax_ignores_it(void) {
 
 static void clamp_with_scalar_bounds_and_promotion(void) {
     double x[4] = {-2, 0.5, 3, NAN}, w[4] = {-1, 0.5, 2, NAN};
-    tt_arg ex[2] = {e_scalar_i(-1), e_scalar_i(2)};
+    tt_arg ex[2] = {r_scalar_i(-1), r_scalar_i(2)};
     e_check1("aten::clamp", TT_F32, 4, x, ex, 2, TT_F32, w, 0);
     double xi[3] = {-3, 0, 3}, wi[3] = {-1.5, 0, 3};
-    tt_arg ex2[2] = {e_scalar_f(-1.5), e_none()};
+    tt_arg ex2[2] = {r_scalar_f(-1.5), r_none()};
     e_check1("aten::clamp", TT_I64, 3, xi, ex2, 2, TT_F32, wi, 0);
-    e_run r;
-    e_begin(&r);
+    r_run r;
+    r_begin(&r);
     int64_t n = 3;
-    tt_arg args[3] = {e_tensor(&r, TT_F32, 1, &n, x), e_none(), e_none()};
-    TT_CHECK(e_exec(&r, "aten::clamp", args, 3) == TT_STATUS_INVALID_ARGUMENT);
-    e_end(&r);
+    tt_arg args[3] = {r_tensor(&r, TT_F32, 1, &n, x), r_none(), r_none()};
+    TT_CHECK(r_exec(&r, "aten::clamp", args, 3, 1) == TT_STATUS_INVALID_ARGUMENT);
+    r_end(&r);
 }
 
 static void where_broadcasts_condition_and_promotes_branches(void) {
-    e_run r;
-    e_begin(&r);
+    r_run r;
+    r_begin(&r);
     int64_t dc[2] = {2, 1}, dx[1] = {3};
     double c[2] = {1, 0}, x[3] = {1, 2, 3};
-    tt_arg args[3] = {e_tensor(&r, TT_BOOL, 2, dc, c), e_tensor(&r, TT_I32, 1, dx, x), e_scalar_f(0.5)};
-    TT_CHECK_OK(e_exec(&r, "aten::where.ScalarOther", args, 3));
+    tt_arg args[3] = {r_tensor(&r, TT_BOOL, 2, dc, c), r_tensor(&r, TT_I32, 1, dx, x), r_scalar_f(0.5)};
+    TT_CHECK_OK(r_exec(&r, "aten::where.ScalarOther", args, 3, 1));
     int64_t dout[2] = {2, 3};
     double want[6] = {1, 2, 3, 0.5, 0.5, 0.5};
-    e_expect(&r, TT_F32, 2, dout, want, 0);
-    e_end(&r);
+    r_expect(&r, 0, TT_F32, 2, dout, want, 0);
+    r_end(&r);
 }
 
 static void classification_and_nan_to_num(void) {
@@ -577,10 +371,10 @@ static void classification_and_nan_to_num(void) {
     e_check1("aten::isinf", TT_F32, 5, x, NULL, 0, TT_BOOL, winf, 0);
     e_check1("aten::signbit", TT_F32, 5, x, NULL, 0, TT_BOOL, wsb, 0);
     double wn[5] = {1, 0, FLT_MAX, -FLT_MAX, 0};
-    tt_arg ex[3] = {e_none(), e_none(), e_none()};
+    tt_arg ex[3] = {r_none(), r_none(), r_none()};
     e_check1("aten::nan_to_num", TT_F32, 5, x, ex, 3, TT_F32, wn, 0);
     double wn2[5] = {1, 7, 100, -FLT_MAX, 0};
-    tt_arg ex2[3] = {e_scalar_f(7), e_scalar_f(100), e_none()};
+    tt_arg ex2[3] = {r_scalar_f(7), r_scalar_f(100), r_none()};
     ex2[0].kind = ex2[1].kind = TT_ARG_FLOAT;
     e_check1("aten::nan_to_num", TT_F32, 5, x, ex2, 3, TT_F32, wn2, 0);
 }
@@ -596,30 +390,30 @@ static void composite_binary_ops(void) {
     double ca[3] = {1, 2, 3}, cb[3] = {-1, 0, -0.0}, wc[3] = {-1, 2, -3};
     e_check2("aten::copysign.Tensor", TT_I64, ca, TT_F32, cb, 3, NULL, 0, TT_F32, wc, 0);
     double s[3] = {1, 2, 3}, e[3] = {11, 12, 13}, wlerp[3] = {3.5, 4.5, 5.5};
-    tt_arg wgt = e_scalar_f(0.25);
+    tt_arg wgt = r_scalar_f(0.25);
     e_check2("aten::lerp.Scalar", TT_F32, s, TT_F32, e, 3, &wgt, 1, TT_F32, wlerp, 1e-6);
     double hx[3] = {-1, 0, 2}, hv[3] = {5, 5, 5}, whv[3] = {0, 5, 1};
     e_check2("aten::heaviside", TT_F32, hx, TT_F32, hv, 3, NULL, 0, TT_F32, whv, 0);
 }
 
 static void addcmul_and_addcdiv_scale_by_value(void) {
-    e_run r;
-    e_begin(&r);
+    r_run r;
+    r_begin(&r);
     int64_t n = 3;
     double s[3] = {1, 1, 1}, t1[3] = {1, 2, 3}, t2[3] = {2, 4, 6};
-    tt_arg args[4] = {e_tensor(&r, TT_F32, 1, &n, s), e_tensor(&r, TT_F32, 1, &n, t1), e_tensor(&r, TT_F32, 1, &n, t2),
-                      e_scalar_f(0.5)};
-    TT_CHECK_OK(e_exec(&r, "aten::addcmul", args, 4));
+    tt_arg args[4] = {r_tensor(&r, TT_F32, 1, &n, s), r_tensor(&r, TT_F32, 1, &n, t1), r_tensor(&r, TT_F32, 1, &n, t2),
+                      r_scalar_f(0.5)};
+    TT_CHECK_OK(r_exec(&r, "aten::addcmul", args, 4, 1));
     double w[3] = {2, 5, 10};
-    e_expect(&r, TT_F32, 1, &n, w, 0);
-    e_end(&r);
-    e_begin(&r);
-    tt_arg args2[4] = {e_tensor(&r, TT_F32, 1, &n, s), e_tensor(&r, TT_F32, 1, &n, t1),
-                       e_tensor(&r, TT_F32, 1, &n, t2), e_scalar_i(2)};
-    TT_CHECK_OK(e_exec(&r, "aten::addcdiv", args2, 4));
+    r_expect(&r, 0, TT_F32, 1, &n, w, 0);
+    r_end(&r);
+    r_begin(&r);
+    tt_arg args2[4] = {r_tensor(&r, TT_F32, 1, &n, s), r_tensor(&r, TT_F32, 1, &n, t1),
+                       r_tensor(&r, TT_F32, 1, &n, t2), r_scalar_i(2)};
+    TT_CHECK_OK(r_exec(&r, "aten::addcdiv", args2, 4, 1));
     double w2[3] = {2, 2, 2};
-    e_expect(&r, TT_F32, 1, &n, w2, 0);
-    e_end(&r);
+    r_expect(&r, 0, TT_F32, 1, &n, w2, 0);
+    r_end(&r);
 }
 
 /* ---- activations ---- */
@@ -638,29 +432,29 @@ static void activations_match_their_definitions(void) {
         wsp[i] = log1p(exp(v));
         whs[i] = v * fmin(fmax(v + 3, 0), 6) / 6;
     }
-    tt_arg none = e_str("none"), th = e_str("tanh");
+    tt_arg none = r_str("none"), th = r_str("tanh");
     e_check1("aten::gelu", TT_F32, 4, x, &none, 1, TT_F32, wg, 1e-6);
     e_check1("aten::gelu", TT_F32, 4, x, &th, 1, TT_F32, wgt, 1e-6);
     e_check1("aten::silu", TT_F32, 4, x, NULL, 0, TT_F32, ws, 1e-6);
     e_check1("aten::mish", TT_F32, 4, x, NULL, 0, TT_F32, wm, 1e-6);
     e_check1("aten::hardswish", TT_F32, 4, x, NULL, 0, TT_F32, whs, 1e-6);
-    tt_arg sp[2] = {e_scalar_i(1), e_scalar_i(20)};
+    tt_arg sp[2] = {r_scalar_i(1), r_scalar_i(20)};
     e_check1("aten::softplus", TT_F32, 4, x, sp, 2, TT_F32, wsp, 1e-6);
     double wl[4] = {-0.2, -0.05, 0, 1.5};
-    tt_arg slope = e_scalar_f(0.1);
+    tt_arg slope = r_scalar_f(0.1);
     e_check1("aten::leaky_relu", TT_F32, 4, x, &slope, 1, TT_F32, wl, 1e-6);
     double wht[4] = {-1, -0.5, 0, 1};
-    tt_arg ht[2] = {e_scalar_i(-1), e_scalar_i(1)};
+    tt_arg ht[2] = {r_scalar_i(-1), r_scalar_i(1)};
     e_check1("aten::hardtanh", TT_F32, 4, x, ht, 2, TT_F32, wht, 0);
     double welu[4] = {expm1(-2.0), expm1(-0.5), 0, 1.5};
-    tt_arg el[3] = {e_scalar_i(1), e_scalar_i(1), e_scalar_i(1)};
+    tt_arg el[3] = {r_scalar_i(1), r_scalar_i(1), r_scalar_i(1)};
     e_check1("aten::elu", TT_F32, 4, x, el, 3, TT_F32, welu, 1e-6);
 }
 
 static void activation_backwards_match_their_derivatives(void) {
     double g[4] = {1, 2, 3, 4}, x[4] = {-2, -0.5, 0.25, 1.5};
     double wth[4] = {0, 0, 3, 4};
-    tt_arg zero = e_scalar_i(0);
+    tt_arg zero = r_scalar_i(0);
     e_check2("aten::threshold_backward", TT_F32, g, TT_F32, x, 4, &zero, 1, TT_F32, wth, 0);
     double wgel[4], wsil[4], wsig[4], wtanh[4];
     for (int i = 0; i < 4; i++) {
@@ -672,7 +466,7 @@ static void activation_backwards_match_their_derivatives(void) {
         wsig[i] = g[i] * (1 - v) * v; /* x read as the forward output */
         wtanh[i] = g[i] * (1 - v * v);
     }
-    tt_arg none = e_str("none");
+    tt_arg none = r_str("none");
     e_check2("aten::gelu_backward", TT_F32, g, TT_F32, x, 4, &none, 1, TT_F32, wgel, 1e-6);
     e_check2("aten::silu_backward", TT_F32, g, TT_F32, x, 4, NULL, 0, TT_F32, wsil, 1e-6);
     e_check2("aten::sigmoid_backward", TT_F32, g, TT_F32, x, 4, NULL, 0, TT_F32, wsig, 1e-6);

@@ -4,14 +4,6 @@
  * values. */
 #include "tt_lower_run.h"
 
-static tt_arg r_scalar_i(int64_t v) {
-    tt_arg a = r_kind(TT_ARG_SCALAR);
-    a.dtype = TT_I64;
-    a.i = v;
-    a.f = (double)v;
-    return a;
-}
-
 static const double X23[6] = {1, -2, 3, 4, 5, -6}; /* a [2, 3] matrix */
 
 /* x = arange(6) * 1.5 - 2 as [1, 1, 2, 3] */

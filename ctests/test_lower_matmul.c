@@ -1,195 +1,14 @@
 /* test_lower_matmul.c — the matmul, conv/pool, sort and random lowerings built into programs and run on the host
  * driver, compared with hand-computed numbers and naive C reference loops. */
-#include "tt_driver.h"
-#include "tt_lower.h"
-#include "tt_test.h"
+#include "tt_lower_run.h"
 
-#include <string.h>
+#include <stdlib.h>
 
-/* ---- a tiny harness: build args, lower, run on the host driver, read results as doubles ---- */
+/* ---- harness: tt_lower_run.h's raw form, with f32 inputs and fp32 matmul precision ---- */
 
-#define H_MAX_IN 8
-#define H_MAX_OUT 3
-
-typedef struct h_run {
-    tt_ir_builder *b;
-    tt_lower_ctx ctx;
-    int nin;
-    const float *in[H_MAX_IN];
-    tt_ir_type out_type[H_MAX_OUT];
-    double *out[H_MAX_OUT]; /* results as doubles (owned; h_end frees) */
-} h_run;
-
-static void h_begin(h_run *r) {
-    memset(r, 0, sizeof *r);
-    r->b = tt_ir_builder_create();
-    r->ctx.b = r->b;
+static void h_begin(r_raw *r) {
+    r_raw_begin(r);
     r->ctx.precision = TT_PRECISION_FP32;
-}
-
-static void h_end(h_run *r) {
-    for (int i = 0; i < H_MAX_OUT; i++) free(r->out[i]);
-    tt_ir_builder_destroy(r->b);
-}
-
-/* An f32 tensor argument (data borrowed until h_exec). */
-static tt_arg h_tensor(h_run *r, int32_t rank, const int64_t *dims, const float *data) {
-    tt_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = TT_ARG_TENSOR;
-    a.value = tt_ir_param(r->b, TT_F32, rank, dims);
-    a.dtype = TT_F32;
-    a.n = rank;
-    r->in[r->nin++] = data;
-    return a;
-}
-static tt_arg h_ints(int32_t n, const int64_t *v) {
-    tt_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = TT_ARG_INTS;
-    a.n = n;
-    a.ints = v;
-    return a;
-}
-static tt_arg h_int(int64_t v) {
-    tt_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = TT_ARG_INT;
-    a.i = v;
-    return a;
-}
-static tt_arg h_bool(bool v) {
-    tt_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = TT_ARG_BOOL;
-    a.b = v;
-    return a;
-}
-static tt_arg h_float(double v) {
-    tt_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = TT_ARG_FLOAT;
-    a.f = v;
-    return a;
-}
-static tt_arg h_scalar(double v) {
-    tt_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = TT_ARG_SCALAR;
-    a.dtype = TT_F64;
-    a.f = v;
-    return a;
-}
-static tt_arg h_none(void) {
-    tt_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = TT_ARG_NONE;
-    a.value = TT_IR_NONE;
-    return a;
-}
-
-static double h_read(const void *p, tt_dtype dt, int64_t i) {
-    switch (dt) {
-    case TT_F32: return ((const float *)p)[i];
-    case TT_F64: return ((const double *)p)[i];
-    case TT_I64: return (double)((const int64_t *)p)[i];
-    case TT_I32: return ((const int32_t *)p)[i];
-    case TT_BF16: return tt_bf16_to_f32(((const uint16_t *)p)[i]);
-    case TT_BOOL: return ((const uint8_t *)p)[i];
-    default: return NAN;
-    }
-}
-
-/* Lowers op, runs it; returns the lowering's (or the run's) status. */
-static tt_status h_exec(h_run *r, const char *op, tt_arg *args, int32_t nargs, int32_t nouts) {
-    tt_lower_fn fn = tt_lower_find(op);
-    if (!fn) return tt_error(TT_STATUS_UNSUPPORTED, "no lowering for %s", op);
-    tt_ir_value outs[H_MAX_OUT] = {TT_IR_NONE, TT_IR_NONE, TT_IR_NONE};
-    tt_status st = fn(&r->ctx, args, nargs, outs, nouts);
-    if (st != TT_OK) return st;
-    for (int32_t i = 0; i < nouts; i++) {
-        r->out_type[i] = *tt_ir_type_of(r->b, outs[i]);
-        tt_ir_builder_add_output(r->b, outs[i]);
-    }
-    tt_ir_program *p = NULL;
-    if ((st = tt_ir_builder_finish(r->b, &p)) != TT_OK) return st;
-    if ((st = tt_ir_verify(p)) != TT_OK) {
-        tt_ir_program_destroy(p);
-        return st;
-    }
-    tt_driver *d = tt_host_driver_create(1, 0);
-    tt_executable *exe = NULL;
-    tt_exec_arg ea[32], eo[H_MAX_OUT];
-    tt_buffer *bufs[32 + H_MAX_OUT];
-    int nbufs = 0;
-    memset(ea, 0, sizeof ea);
-    memset(eo, 0, sizeof eo);
-    if (!d) {
-        tt_ir_program_destroy(p);
-        return TT_STATUS_OUT_OF_MEMORY;
-    }
-    if ((st = d->iface.compile(d->ctx, p, &exe)) != TT_OK) goto done;
-    int tin = 0;
-    for (int32_t i = 0; i < p->n_params && i < 32; i++) {
-        tt_ir_value v = p->params[i];
-        const tt_ir_node *n = &p->nodes[p->value_node[v]];
-        const tt_ir_type *t = &p->types[v];
-        if (n->op == TT_OP_SCALAR_PARAMETER) {
-            for (int32_t k = 0; k < r->ctx.n_scalars; k++)
-                if (r->ctx.scalars[k].param_index == i) {
-                    ea[i].i = r->ctx.scalars[k].i;
-                    ea[i].f = r->ctx.scalars[k].f;
-                }
-            continue;
-        }
-        int64_t numel = tt_numel(t->rank, t->dims);
-        size_t nb = (size_t)numel * sizeof(float);
-        if ((st = d->iface.buffer_alloc(d->ctx, 0, nb, &bufs[nbufs])) != TT_OK) goto done;
-        ea[i].buffer = bufs[nbufs++];
-        int64_t s = 1;
-        for (int32_t k = t->rank - 1; k >= 0; k--) {
-            ea[i].strides[k] = s;
-            s *= t->dims[k];
-        }
-        if (nb && (st = d->iface.write(d->ctx, ea[i].buffer, 0, r->in[tin], nb)) != TT_OK) goto done;
-        tin++;
-    }
-    for (int32_t o = 0; o < nouts; o++) {
-        const tt_ir_type *t = &r->out_type[o];
-        size_t nb = (size_t)tt_numel(t->rank, t->dims) * tt_dtype_size(t->dtype);
-        if ((st = d->iface.buffer_alloc(d->ctx, 0, nb, &bufs[nbufs])) != TT_OK) goto done;
-        eo[o].buffer = bufs[nbufs++];
-        int64_t s = 1;
-        for (int32_t k = t->rank - 1; k >= 0; k--) {
-            eo[o].strides[k] = s;
-            s *= t->dims[k];
-        }
-    }
-    if ((st = d->iface.execute(d->ctx, 0, exe, ea, p->n_params, eo, nouts)) != TT_OK) goto done;
-    for (int32_t o = 0; o < nouts; o++) {
-        const tt_ir_type *t = &r->out_type[o];
-        int64_t numel = tt_numel(t->rank, t->dims);
-        size_t nb = (size_t)numel * tt_dtype_size(t->dtype);
-        void *host = malloc(nb ? nb : 1);
-        r->out[o] = malloc(sizeof(double) * (size_t)(numel ? numel : 1));
-        if (!host || !r->out[o]) {
-            free(host);
-            st = TT_STATUS_OUT_OF_MEMORY;
-            goto done;
-        }
-        if (nb && (st = d->iface.read(d->ctx, eo[o].buffer, 0, host, nb)) != TT_OK) {
-            free(host);
-            goto done;
-        }
-        for (int64_t i = 0; i < numel; i++) r->out[o][i] = h_read(host, t->dtype, i);
-        free(host);
-    }
-done:
-    for (int i = 0; i < nbufs; i++) d->iface.buffer_free(d->ctx, bufs[i]);
-    d->iface.executable_free(d->ctx, exe);
-    tt_driver_destroy(d);
-    tt_ir_program_destroy(p);
-    return st;
 }
 
 static bool h_shape_is(const tt_ir_type *t, int32_t rank, const int64_t *dims) {
@@ -220,12 +39,12 @@ static double h_max_err(const double *got, const double *want, int64_t n) {
 /* ---- matmul ---- */
 
 static void test_mm_matches_hand_computed(void) {
-    h_run r;
+    r_raw r;
     h_begin(&r);
     float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {7, 8, 9, 10, 11, 12};
     int64_t da[2] = {2, 3}, db[2] = {3, 2};
-    tt_arg args[2] = {h_tensor(&r, 2, da, a), h_tensor(&r, 2, db, b)};
-    TT_CHECK_OK(h_exec(&r, "aten::mm", args, 2, 1));
+    tt_arg args[2] = {r_raw_tensor(&r, TT_F32, 2, da, a), r_raw_tensor(&r, TT_F32, 2, db, b)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::mm", args, 2, 1));
     int64_t want_dims[2] = {2, 2};
     TT_CHECK(h_shape_is(&r.out_type[0], 2, want_dims));
     if (r.out[0]) {
@@ -234,47 +53,47 @@ static void test_mm_matches_hand_computed(void) {
         TT_CHECK_NEAR(r.out[0][2], 139, 1e-5);
         TT_CHECK_NEAR(r.out[0][3], 154, 1e-5);
     }
-    h_end(&r);
+    r_raw_end(&r);
 }
 
 static void test_mm_with_mismatched_shapes_is_a_pytorch_error(void) {
-    h_run r;
+    r_raw r;
     h_begin(&r);
     float a[6] = {0}, b[20] = {0};
     int64_t da[2] = {2, 3}, db[2] = {4, 5};
-    tt_arg args[2] = {h_tensor(&r, 2, da, a), h_tensor(&r, 2, db, b)};
-    tt_status st = h_exec(&r, "aten::mm", args, 2, 1);
+    tt_arg args[2] = {r_raw_tensor(&r, TT_F32, 2, da, a), r_raw_tensor(&r, TT_F32, 2, db, b)};
+    tt_status st = r_raw_exec(&r, "aten::mm", args, 2, 1);
     TT_CHECK(st == TT_STATUS_INVALID_ARGUMENT);
     TT_CHECK(strstr(tt_last_error(), "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)") != NULL);
-    h_end(&r);
+    r_raw_end(&r);
 }
 
 static void test_addmm_scales_and_broadcasts_the_bias(void) {
-    h_run r;
+    r_raw r;
     h_begin(&r);
     float bias[2] = {1, -1}, a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {7, 8, 9, 10, 11, 12};
     int64_t dbias = 2, da[2] = {2, 3}, db[2] = {3, 2};
-    tt_arg args[5] = {h_tensor(&r, 1, &dbias, bias), h_tensor(&r, 2, da, a), h_tensor(&r, 2, db, b), h_scalar(0.5),
-                      h_scalar(2.0)};
-    TT_CHECK_OK(h_exec(&r, "aten::addmm", args, 5, 1));
+    tt_arg args[5] = {r_raw_tensor(&r, TT_F32, 1, &dbias, bias), r_raw_tensor(&r, TT_F32, 2, da, a), r_raw_tensor(&r, TT_F32, 2, db, b), r_scalar_f(0.5),
+                      r_scalar_f(2.0)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::addmm", args, 5, 1));
     if (r.out[0]) {
         TT_CHECK_NEAR(r.out[0][0], 0.5 + 116, 1e-4);
         TT_CHECK_NEAR(r.out[0][1], -0.5 + 128, 1e-4);
         TT_CHECK_NEAR(r.out[0][3], -0.5 + 308, 1e-4);
     }
-    h_end(&r);
+    r_raw_end(&r);
 }
 
 static void test_addmm_with_beta_zero_ignores_nan_in_self(void) {
-    h_run r;
+    r_raw r;
     h_begin(&r);
     float bias[1] = {NAN}, a[2] = {1, 2}, b[2] = {3, 4};
     int64_t d1 = 1, da[2] = {1, 2}, db[2] = {2, 1};
-    tt_arg args[5] = {h_tensor(&r, 1, &d1, bias), h_tensor(&r, 2, da, a), h_tensor(&r, 2, db, b), h_scalar(0.0),
-                      h_scalar(1.0)};
-    TT_CHECK_OK(h_exec(&r, "aten::addmm", args, 5, 1));
+    tt_arg args[5] = {r_raw_tensor(&r, TT_F32, 1, &d1, bias), r_raw_tensor(&r, TT_F32, 2, da, a), r_raw_tensor(&r, TT_F32, 2, db, b), r_scalar_f(0.0),
+                      r_scalar_f(1.0)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::addmm", args, 5, 1));
     if (r.out[0]) TT_CHECK_NEAR(r.out[0][0], 11, 1e-5);
-    h_end(&r);
+    r_raw_end(&r);
 }
 
 static void test_bmm_and_baddbmm_match_loops(void) {
@@ -293,18 +112,18 @@ static void test_bmm_and_baddbmm_match_loops(void) {
                 want2[(i * N + n) * M + m] = 2.0 * c[n * M + m] + 3.0 * s;
             }
     int64_t da[3] = {B, N, K}, db[3] = {B, K, M}, dc[2] = {N, M};
-    h_run r;
+    r_raw r;
     h_begin(&r);
-    tt_arg args[2] = {h_tensor(&r, 3, da, a), h_tensor(&r, 3, db, b)};
-    TT_CHECK_OK(h_exec(&r, "aten::bmm", args, 2, 1));
+    tt_arg args[2] = {r_raw_tensor(&r, TT_F32, 3, da, a), r_raw_tensor(&r, TT_F32, 3, db, b)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::bmm", args, 2, 1));
     if (r.out[0]) TT_CHECK(h_max_err(r.out[0], want, B * N * M) < 1e-5);
-    h_end(&r);
+    r_raw_end(&r);
     h_begin(&r);
-    tt_arg args2[5] = {h_tensor(&r, 2, dc, c), h_tensor(&r, 3, da, a), h_tensor(&r, 3, db, b), h_scalar(2.0),
-                       h_scalar(3.0)};
-    TT_CHECK_OK(h_exec(&r, "aten::baddbmm", args2, 5, 1));
+    tt_arg args2[5] = {r_raw_tensor(&r, TT_F32, 2, dc, c), r_raw_tensor(&r, TT_F32, 3, da, a), r_raw_tensor(&r, TT_F32, 3, db, b), r_scalar_f(2.0),
+                       r_scalar_f(3.0)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::baddbmm", args2, 5, 1));
     if (r.out[0]) TT_CHECK(h_max_err(r.out[0], want2, B * N * M) < 1e-5);
-    h_end(&r);
+    r_raw_end(&r);
 }
 
 static void test_addbmm_sums_over_the_batch(void) {
@@ -322,43 +141,43 @@ static void test_addbmm_sums_over_the_batch(void) {
             want[n * M + m] = c[n * M + m] + s;
         }
     int64_t da[3] = {B, N, K}, db[3] = {B, K, M}, dc[2] = {N, M};
-    h_run r;
+    r_raw r;
     h_begin(&r);
-    tt_arg args[5] = {h_tensor(&r, 2, dc, c), h_tensor(&r, 3, da, a), h_tensor(&r, 3, db, b), h_scalar(1.0),
-                      h_scalar(1.0)};
-    TT_CHECK_OK(h_exec(&r, "aten::addbmm", args, 5, 1));
+    tt_arg args[5] = {r_raw_tensor(&r, TT_F32, 2, dc, c), r_raw_tensor(&r, TT_F32, 3, da, a), r_raw_tensor(&r, TT_F32, 3, db, b), r_scalar_f(1.0),
+                      r_scalar_f(1.0)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::addbmm", args, 5, 1));
     if (r.out[0]) TT_CHECK(h_max_err(r.out[0], want, N * M) < 1e-5);
-    h_end(&r);
+    r_raw_end(&r);
 }
 
 static void test_mv_dot_and_addr(void) {
     float m[6] = {1, 2, 3, 4, 5, 6}, v[3] = {1, 0, -1}, u[2] = {2, 3}, c[6] = {1, 1, 1, 1, 1, 1};
     int64_t dm[2] = {2, 3}, dv = 3, du = 2;
-    h_run r;
+    r_raw r;
     h_begin(&r);
-    tt_arg a1[2] = {h_tensor(&r, 2, dm, m), h_tensor(&r, 1, &dv, v)};
-    TT_CHECK_OK(h_exec(&r, "aten::mv", a1, 2, 1));
+    tt_arg a1[2] = {r_raw_tensor(&r, TT_F32, 2, dm, m), r_raw_tensor(&r, TT_F32, 1, &dv, v)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::mv", a1, 2, 1));
     if (r.out[0]) {
         TT_CHECK_NEAR(r.out[0][0], -2, 1e-6);
         TT_CHECK_NEAR(r.out[0][1], -2, 1e-6);
     }
-    h_end(&r);
+    r_raw_end(&r);
     h_begin(&r);
-    tt_arg a2[2] = {h_tensor(&r, 1, &dv, m), h_tensor(&r, 1, &dv, m + 3)};
-    TT_CHECK_OK(h_exec(&r, "aten::dot", a2, 2, 1));
+    tt_arg a2[2] = {r_raw_tensor(&r, TT_F32, 1, &dv, m), r_raw_tensor(&r, TT_F32, 1, &dv, m + 3)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::dot", a2, 2, 1));
     if (r.out[0]) TT_CHECK_NEAR(r.out[0][0], 32, 1e-6);
     TT_CHECK(r.out_type[0].rank == 0);
-    h_end(&r);
+    r_raw_end(&r);
     h_begin(&r);
-    tt_arg a3[5] = {h_tensor(&r, 2, dm, c), h_tensor(&r, 1, &du, u), h_tensor(&r, 1, &dv, v), h_scalar(1.0),
-                    h_scalar(2.0)};
-    TT_CHECK_OK(h_exec(&r, "aten::addr", a3, 5, 1));
+    tt_arg a3[5] = {r_raw_tensor(&r, TT_F32, 2, dm, c), r_raw_tensor(&r, TT_F32, 1, &du, u), r_raw_tensor(&r, TT_F32, 1, &dv, v), r_scalar_f(1.0),
+                    r_scalar_f(2.0)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::addr", a3, 5, 1));
     if (r.out[0]) {
         TT_CHECK_NEAR(r.out[0][0], 5, 1e-6);
         TT_CHECK_NEAR(r.out[0][2], -3, 1e-6);
         TT_CHECK_NEAR(r.out[0][5], -5, 1e-6);
     }
-    h_end(&r);
+    r_raw_end(&r);
 }
 
 /* ---- convolution: naive reference loops for 2-d conv, its input and weight gradients ---- */
@@ -420,14 +239,14 @@ static void conv_case(ref_conv c) {
     int64_t dx[4] = {c.N, c.C, c.H, c.W}, dw[4] = {c.O, c.C / c.g, c.KH, c.KW}, dy[4] = {c.N, c.O, c.OH, c.OW};
     int64_t db = c.O, stride[2] = {c.sh, c.sw}, pad[2] = {c.ph, c.pw}, dil[2] = {c.dh, c.dw}, opad[2] = {0, 0};
     /* forward */
-    h_run r;
+    r_raw r;
     h_begin(&r);
-    tt_arg fa[9] = {h_tensor(&r, 4, dx, x), h_tensor(&r, 4, dw, w), h_tensor(&r, 1, &db, bias), h_ints(2, stride),
-                    h_ints(2, pad), h_ints(2, dil), h_bool(false), h_ints(2, opad), h_int(c.g)};
-    TT_CHECK_OK(h_exec(&r, "aten::convolution", fa, 9, 1));
+    tt_arg fa[9] = {r_raw_tensor(&r, TT_F32, 4, dx, x), r_raw_tensor(&r, TT_F32, 4, dw, w), r_raw_tensor(&r, TT_F32, 1, &db, bias), r_ints(2, stride),
+                    r_ints(2, pad), r_ints(2, dil), r_bool(false), r_ints(2, opad), r_int(c.g)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::convolution", fa, 9, 1));
     TT_CHECK(h_shape_is(&r.out_type[0], 4, dy));
     if (r.out[0]) TT_CHECK(h_max_err(r.out[0], y, ny) < 1e-4);
-    h_end(&r);
+    r_raw_end(&r);
     /* backward */
     h_begin(&r);
     int64_t mask[3] = {1, 1, 1};
@@ -436,35 +255,35 @@ static void conv_case(ref_conv c) {
     bm.kind = TT_ARG_BOOLS;
     bm.n = 3;
     bm.ints = mask;
-    tt_arg ba[11] = {h_tensor(&r, 4, dy, gy), h_tensor(&r, 4, dx, x), h_tensor(&r, 4, dw, w), h_ints(1, &db),
-                     h_ints(2, stride), h_ints(2, pad), h_ints(2, dil), h_bool(false), h_ints(2, opad), h_int(c.g), bm};
-    TT_CHECK_OK(h_exec(&r, "aten::convolution_backward", ba, 11, 3));
+    tt_arg ba[11] = {r_raw_tensor(&r, TT_F32, 4, dy, gy), r_raw_tensor(&r, TT_F32, 4, dx, x), r_raw_tensor(&r, TT_F32, 4, dw, w), r_ints(1, &db),
+                     r_ints(2, stride), r_ints(2, pad), r_ints(2, dil), r_bool(false), r_ints(2, opad), r_int(c.g), bm};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::convolution_backward", ba, 11, 3));
     TT_CHECK(h_shape_is(&r.out_type[0], 4, dx));
     TT_CHECK(h_shape_is(&r.out_type[1], 4, dw));
     if (r.out[0]) TT_CHECK(h_max_err(r.out[0], gx, nx) < 1e-4);
     if (r.out[1]) TT_CHECK(h_max_err(r.out[1], gw, nw) < 1e-4);
     if (r.out[2]) TT_CHECK(h_max_err(r.out[2], gb, c.O) < 1e-4);
-    h_end(&r);
+    r_raw_end(&r);
     /* the transposed conv of gy with w is exactly grad_input (with the output_padding that restores H, W) */
     h_begin(&r);
     int64_t op2[2] = {c.H - ((c.OH - 1) * c.sh - 2 * c.ph + c.dh * (c.KH - 1) + 1),
                       c.W - ((c.OW - 1) * c.sw - 2 * c.pw + c.dw * (c.KW - 1) + 1)};
     if (op2[0] < c.sh && op2[1] < c.sw) {
-        tt_arg ta[9] = {h_tensor(&r, 4, dy, gy), h_tensor(&r, 4, dw, w), h_none(), h_ints(2, stride),
-                        h_ints(2, pad), h_ints(2, dil), h_bool(true), h_ints(2, op2), h_int(c.g)};
-        TT_CHECK_OK(h_exec(&r, "aten::convolution", ta, 9, 1));
+        tt_arg ta[9] = {r_raw_tensor(&r, TT_F32, 4, dy, gy), r_raw_tensor(&r, TT_F32, 4, dw, w), r_none(), r_ints(2, stride),
+                        r_ints(2, pad), r_ints(2, dil), r_bool(true), r_ints(2, op2), r_int(c.g)};
+        TT_CHECK_OK(r_raw_exec(&r, "aten::convolution", ta, 9, 1));
         TT_CHECK(h_shape_is(&r.out_type[0], 4, dx));
         if (r.out[0]) TT_CHECK(h_max_err(r.out[0], gx, nx) < 1e-4);
     }
-    h_end(&r);
+    r_raw_end(&r);
     /* transposed backward: grad wrt its input is the forward conv of (its grad_output = x) ... check shapes and
      * grad_weight against the regular conv's grad_weight with roles swapped */
     h_begin(&r);
     if (op2[0] < c.sh && op2[1] < c.sw) {
-        tt_arg tb[11] = {h_tensor(&r, 4, dx, x), h_tensor(&r, 4, dy, gy), h_tensor(&r, 4, dw, w), h_none(),
-                         h_ints(2, stride), h_ints(2, pad), h_ints(2, dil), h_bool(true), h_ints(2, op2), h_int(c.g),
+        tt_arg tb[11] = {r_raw_tensor(&r, TT_F32, 4, dx, x), r_raw_tensor(&r, TT_F32, 4, dy, gy), r_raw_tensor(&r, TT_F32, 4, dw, w), r_none(),
+                         r_ints(2, stride), r_ints(2, pad), r_ints(2, dil), r_bool(true), r_ints(2, op2), r_int(c.g),
                          bm};
-        TT_CHECK_OK(h_exec(&r, "aten::convolution_backward", tb, 11, 3));
+        TT_CHECK_OK(r_raw_exec(&r, "aten::convolution_backward", tb, 11, 3));
         TT_CHECK(h_shape_is(&r.out_type[0], 4, dy));
         TT_CHECK(h_shape_is(&r.out_type[1], 4, dw));
         /* d/dgy <x, convT(gy, w)> = conv(x, w) without bias; d/dw = gw of the regular conv */
@@ -476,7 +295,7 @@ static void conv_case(ref_conv c) {
         }
         if (r.out[1]) TT_CHECK(h_max_err(r.out[1], gw, nw) < 1e-4);
     }
-    h_end(&r);
+    r_raw_end(&r);
 out:
     free(x);
     free(w);
@@ -501,13 +320,13 @@ static void test_strided_dilated_grouped_conv2d_matches_loops(void) {
 static void test_conv_with_wrong_channels_is_a_pytorch_error(void) {
     float x[1 * 3 * 5 * 5] = {0}, w[2 * 4 * 3 * 3] = {0};
     int64_t dx[4] = {1, 3, 5, 5}, dw[4] = {2, 4, 3, 3}, one = 1, zero = 0;
-    h_run r;
+    r_raw r;
     h_begin(&r);
-    tt_arg fa[9] = {h_tensor(&r, 4, dx, x), h_tensor(&r, 4, dw, w), h_none(), h_ints(1, &one), h_ints(1, &zero),
-                    h_ints(1, &one), h_bool(false), h_ints(1, &zero), h_int(1)};
-    TT_CHECK(h_exec(&r, "aten::convolution", fa, 9, 1) == TT_STATUS_INVALID_ARGUMENT);
+    tt_arg fa[9] = {r_raw_tensor(&r, TT_F32, 4, dx, x), r_raw_tensor(&r, TT_F32, 4, dw, w), r_none(), r_ints(1, &one), r_ints(1, &zero),
+                    r_ints(1, &one), r_bool(false), r_ints(1, &zero), r_int(1)};
+    TT_CHECK(r_raw_exec(&r, "aten::convolution", fa, 9, 1) == TT_STATUS_INVALID_ARGUMENT);
     TT_CHECK(strstr(tt_last_error(), "to have 4 channels, but got 3 channels instead") != NULL);
-    h_end(&r);
+    r_raw_end(&r);
 }
 
 
@@ -516,37 +335,37 @@ static void test_conv_with_wrong_channels_is_a_pytorch_error(void) {
 static void test_sort_and_topk_and_kthvalue(void) {
     float x[8] = {3, 1, NAN, 2, 5, 5, -1, 0};
     int64_t dx[2] = {2, 4};
-    h_run r;
+    r_raw r;
     h_begin(&r);
-    tt_arg a[3] = {h_tensor(&r, 2, dx, x), h_int(-1), h_bool(false)};
-    TT_CHECK_OK(h_exec(&r, "aten::sort", a, 3, 2));
+    tt_arg a[3] = {r_raw_tensor(&r, TT_F32, 2, dx, x), r_int(-1), r_bool(false)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::sort", a, 3, 2));
     if (r.out[0] && r.out[1]) {
         TT_CHECK(r.out[0][0] == 1 && r.out[0][1] == 2 && r.out[0][2] == 3 && isnan(r.out[0][3]));
         TT_CHECK(r.out[1][0] == 1 && r.out[1][1] == 3 && r.out[1][2] == 0 && r.out[1][3] == 2);
         TT_CHECK(r.out[0][4] == -1 && r.out[1][4] == 2 && r.out[1][6] == 0 && r.out[1][7] == 1);
         TT_CHECK(r.out_type[1].dtype == TT_I64);
     }
-    h_end(&r);
+    r_raw_end(&r);
     h_begin(&r);
-    tt_arg b[5] = {h_tensor(&r, 2, dx, x), h_int(2), h_int(1), h_bool(true), h_bool(true)};
-    TT_CHECK_OK(h_exec(&r, "aten::topk", b, 5, 2));
+    tt_arg b[5] = {r_raw_tensor(&r, TT_F32, 2, dx, x), r_int(2), r_int(1), r_bool(true), r_bool(true)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::topk", b, 5, 2));
     int64_t want[2] = {2, 2};
     TT_CHECK(h_shape_is(&r.out_type[0], 2, want));
     if (r.out[0] && r.out[1]) {
         TT_CHECK(isnan(r.out[0][0]) && r.out[1][0] == 2 && r.out[0][1] == 3 && r.out[1][1] == 0);
         TT_CHECK(r.out[0][2] == 5 && r.out[1][2] == 0 && r.out[0][3] == 5 && r.out[1][3] == 1);
     }
-    h_end(&r);
+    r_raw_end(&r);
     h_begin(&r);
-    tt_arg c[4] = {h_tensor(&r, 2, dx, x), h_int(2), h_int(-1), h_bool(false)};
-    TT_CHECK_OK(h_exec(&r, "aten::kthvalue", c, 4, 2));
+    tt_arg c[4] = {r_raw_tensor(&r, TT_F32, 2, dx, x), r_int(2), r_int(-1), r_bool(false)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::kthvalue", c, 4, 2));
     TT_CHECK(r.out_type[0].rank == 1 && r.out_type[0].dims[0] == 2);
     if (r.out[0] && r.out[1]) TT_CHECK(r.out[0][0] == 2 && r.out[1][0] == 3 && r.out[0][1] == 0 && r.out[1][1] == 3);
-    h_end(&r);
+    r_raw_end(&r);
     h_begin(&r);
-    tt_arg d[5] = {h_tensor(&r, 2, dx, x), h_int(5), h_int(1), h_bool(true), h_bool(true)};
-    TT_CHECK(h_exec(&r, "aten::topk", d, 5, 2) == TT_STATUS_INVALID_ARGUMENT);
-    h_end(&r);
+    tt_arg d[5] = {r_raw_tensor(&r, TT_F32, 2, dx, x), r_int(5), r_int(1), r_bool(true), r_bool(true)};
+    TT_CHECK(r_raw_exec(&r, "aten::topk", d, 5, 2) == TT_STATUS_INVALID_ARGUMENT);
+    r_raw_end(&r);
 }
 
 /* ---- random ---- */
@@ -564,10 +383,10 @@ static void test_random_ops_have_the_right_distribution(void) {
     static float z[N];
     int64_t dn = N;
     double m, sd;
-    h_run r;
+    r_raw r;
     h_begin(&r);
-    tt_arg u[3] = {h_tensor(&r, 1, &dn, z), h_float(-2.0), h_float(4.0)};
-    TT_CHECK_OK(h_exec(&r, "aten::uniform", u, 3, 1));
+    tt_arg u[3] = {r_raw_tensor(&r, TT_F32, 1, &dn, z), r_float(-2.0), r_float(4.0)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::uniform", u, 3, 1));
     if (r.out[0]) {
         rn_moments(r.out[0], N, &m, &sd);
         TT_CHECK_NEAR(m, 1.0, 0.05);
@@ -579,35 +398,35 @@ static void test_random_ops_have_the_right_distribution(void) {
         }
         TT_CHECK(lo >= -2.0 && hi < 4.0);
     }
-    h_end(&r);
+    r_raw_end(&r);
     h_begin(&r);
-    tt_arg nrm[3] = {h_tensor(&r, 1, &dn, z), h_float(3.0), h_float(2.0)};
-    TT_CHECK_OK(h_exec(&r, "aten::normal_functional", nrm, 3, 1));
+    tt_arg nrm[3] = {r_raw_tensor(&r, TT_F32, 1, &dn, z), r_float(3.0), r_float(2.0)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::normal_functional", nrm, 3, 1));
     if (r.out[0]) {
         rn_moments(r.out[0], N, &m, &sd);
         TT_CHECK_NEAR(m, 3.0, 0.05);
         TT_CHECK_NEAR(sd, 2.0, 0.05);
     }
-    h_end(&r);
+    r_raw_end(&r);
     h_begin(&r);
-    tt_arg be[2] = {h_tensor(&r, 1, &dn, z), h_float(0.3)};
-    TT_CHECK_OK(h_exec(&r, "aten::bernoulli.p", be, 2, 1));
+    tt_arg be[2] = {r_raw_tensor(&r, TT_F32, 1, &dn, z), r_float(0.3)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::bernoulli.p", be, 2, 1));
     if (r.out[0]) {
         rn_moments(r.out[0], N, &m, &sd);
         TT_CHECK_NEAR(m, 0.3, 0.02);
     }
-    h_end(&r);
+    r_raw_end(&r);
     h_begin(&r);
-    tt_arg ex[2] = {h_tensor(&r, 1, &dn, z), h_float(2.0)};
-    TT_CHECK_OK(h_exec(&r, "aten::exponential", ex, 2, 1));
+    tt_arg ex[2] = {r_raw_tensor(&r, TT_F32, 1, &dn, z), r_float(2.0)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::exponential", ex, 2, 1));
     if (r.out[0]) {
         rn_moments(r.out[0], N, &m, &sd);
         TT_CHECK_NEAR(m, 0.5, 0.02);
     }
-    h_end(&r);
+    r_raw_end(&r);
     h_begin(&r);
-    tt_arg ri[3] = {h_tensor(&r, 1, &dn, z), h_int(-3), h_int(3)};
-    TT_CHECK_OK(h_exec(&r, "aten::random.from", ri, 3, 1));
+    tt_arg ri[3] = {r_raw_tensor(&r, TT_F32, 1, &dn, z), r_int(-3), r_int(3)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::random.from", ri, 3, 1));
     if (r.out[0]) {
         int counts[6] = {0};
         bool in_range = true;
@@ -619,7 +438,7 @@ static void test_random_ops_have_the_right_distribution(void) {
         TT_CHECK(in_range);
         for (int k = 0; k < 6; k++) TT_CHECK(abs(counts[k] - N / 6) < N / 40);
     }
-    h_end(&r);
+    r_raw_end(&r);
 }
 
 static void test_random_with_the_same_seed_repeats(void) {
@@ -628,15 +447,15 @@ static void test_random_with_the_same_seed_repeats(void) {
     int64_t dn = N;
     double first[N];
     for (int rep = 0; rep < 2; rep++) {
-        h_run r;
+        r_raw r;
         h_begin(&r);
-        tt_arg a[3] = {h_tensor(&r, 1, &dn, z), h_float(0.0), h_float(1.0)};
-        TT_CHECK_OK(h_exec(&r, "aten::normal_functional", a, 3, 1));
+        tt_arg a[3] = {r_raw_tensor(&r, TT_F32, 1, &dn, z), r_float(0.0), r_float(1.0)};
+        TT_CHECK_OK(r_raw_exec(&r, "aten::normal_functional", a, 3, 1));
         if (r.out[0]) {
             if (rep == 0) memcpy(first, r.out[0], sizeof first);
             else TT_CHECK(memcmp(first, r.out[0], sizeof first) == 0);
         }
-        h_end(&r);
+        r_raw_end(&r);
     }
 }
 
@@ -647,10 +466,10 @@ static void test_max_pool2d_values_indices_and_backward(void) {
     /* one 4x4 plane, 2x2 windows, stride 2, padding 1: windows clipped at the borders */
     float x[16] = {1, 9, 2, 3, 4, 5, 6, 7, 8, 0, 11, 10, 12, 13, 15, 14};
     int64_t dx[4] = {1, 1, 4, 4}, k[2] = {2, 2}, st[2] = {2, 2}, pad[2] = {1, 1}, dil[2] = {1, 1};
-    h_run r;
+    r_raw r;
     h_begin(&r);
-    tt_arg a[6] = {h_tensor(&r, 4, dx, x), h_ints(2, k), h_ints(2, st), h_ints(2, pad), h_ints(2, dil), h_bool(false)};
-    TT_CHECK_OK(h_exec(&r, "aten::max_pool2d_with_indices", a, 6, 2));
+    tt_arg a[6] = {r_raw_tensor(&r, TT_F32, 4, dx, x), r_ints(2, k), r_ints(2, st), r_ints(2, pad), r_ints(2, dil), r_bool(false)};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::max_pool2d_with_indices", a, 6, 2));
     int64_t dy[4] = {1, 1, 3, 3};
     TT_CHECK(h_shape_is(&r.out_type[0], 4, dy) && r.out_type[1].dtype == TT_I64);
     double wv[9] = {1, 9, 3, 8, 11, 10, 12, 15, 14}, wi[9] = {0, 1, 3, 8, 10, 11, 12, 14, 15};
@@ -658,51 +477,51 @@ static void test_max_pool2d_values_indices_and_backward(void) {
         TT_CHECK(h_max_err(r.out[0], wv, 9) == 0);
         TT_CHECK(h_max_err(r.out[1], wi, 9) == 0);
     }
-    h_end(&r);
+    r_raw_end(&r);
     /* backward: indices 1 and 1 twice accumulate */
     float go[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
     h_begin(&r);
-    tt_arg g0 = h_tensor(&r, 4, dy, go), x0 = h_tensor(&r, 4, dx, x);
+    tt_arg g0 = r_raw_tensor(&r, TT_F32, 4, dy, go), x0 = r_raw_tensor(&r, TT_F32, 4, dx, x);
     /* the indices come from the forward lowered into the same program */
     tt_lower_fn fwd = tt_lower_find("aten::max_pool2d_with_indices");
     tt_ir_value fo[2];
-    tt_arg fa[6] = {x0, h_ints(2, k), h_ints(2, st), h_ints(2, pad), h_ints(2, dil), h_bool(false)};
+    tt_arg fa[6] = {x0, r_ints(2, k), r_ints(2, st), r_ints(2, pad), r_ints(2, dil), r_bool(false)};
     TT_CHECK(fwd && fwd(&r.ctx, fa, 6, fo, 2) == TT_OK);
     tt_arg ia;
     memset(&ia, 0, sizeof ia);
     ia.kind = TT_ARG_TENSOR;
     ia.value = fo[1];
-    tt_arg b[8] = {g0, x0, h_ints(2, k), h_ints(2, st), h_ints(2, pad), h_ints(2, dil), h_bool(false), ia};
-    TT_CHECK_OK(h_exec(&r, "aten::max_pool2d_with_indices_backward", b, 8, 1));
+    tt_arg b[8] = {g0, x0, r_ints(2, k), r_ints(2, st), r_ints(2, pad), r_ints(2, dil), r_bool(false), ia};
+    TT_CHECK_OK(r_raw_exec(&r, "aten::max_pool2d_with_indices_backward", b, 8, 1));
     double wg[16] = {1, 2, 0, 3, 0, 0, 0, 0, 4, 0, 5, 6, 7, 0, 8, 9};
     if (r.out[0]) TT_CHECK(h_max_err(r.out[0], wg, 16) == 0);
-    h_end(&r);
+    r_raw_end(&r);
 }
 
 static void test_avg_pool2d_divisors_and_backward(void) {
     float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
     int64_t dx[3] = {1, 3, 3}, k[2] = {2, 2}, st[2] = {2, 2}, pad[2] = {1, 1};
     for (int cip = 0; cip < 2; cip++) {
-        h_run r;
+        r_raw r;
         h_begin(&r);
-        tt_arg a[7] = {h_tensor(&r, 3, dx, x), h_ints(2, k), h_ints(2, st), h_ints(2, pad), h_bool(false), h_bool(cip),
-                       h_none()};
-        TT_CHECK_OK(h_exec(&r, "aten::avg_pool2d", a, 7, 1));
+        tt_arg a[7] = {r_raw_tensor(&r, TT_F32, 3, dx, x), r_ints(2, k), r_ints(2, st), r_ints(2, pad), r_bool(false), r_bool(cip),
+                       r_none()};
+        TT_CHECK_OK(r_raw_exec(&r, "aten::avg_pool2d", a, 7, 1));
         int64_t dy[3] = {1, 2, 2};
         TT_CHECK(h_shape_is(&r.out_type[0], 3, dy));
         /* windows: {1}, {2,3}, {4,7}, {5,6,8,9} */
         double w0[4] = {1, 2.5, 5.5, 7}, w1[4] = {0.25, 1.25, 2.75, 7};
         if (r.out[0]) TT_CHECK(h_max_err(r.out[0], cip ? w1 : w0, 4) < 1e-6);
-        h_end(&r);
+        r_raw_end(&r);
         float go[4] = {4, 8, 12, 16};
         h_begin(&r);
         int64_t dy3[3] = {1, 2, 2};
-        tt_arg b[8] = {h_tensor(&r, 3, dy3, go), h_tensor(&r, 3, dx, x), h_ints(2, k), h_ints(2, st), h_ints(2, pad),
-                       h_bool(false), h_bool(cip), h_none()};
-        TT_CHECK_OK(h_exec(&r, "aten::avg_pool2d_backward", b, 8, 1));
+        tt_arg b[8] = {r_raw_tensor(&r, TT_F32, 3, dy3, go), r_raw_tensor(&r, TT_F32, 3, dx, x), r_ints(2, k), r_ints(2, st), r_ints(2, pad),
+                       r_bool(false), r_bool(cip), r_none()};
+        TT_CHECK_OK(r_raw_exec(&r, "aten::avg_pool2d_backward", b, 8, 1));
         double g0[9] = {4, 4, 4, 6, 4, 4, 6, 4, 4}, g1[9] = {1, 2, 2, 3, 4, 4, 3, 4, 4};
         if (r.out[0]) TT_CHECK(h_max_err(r.out[0], cip ? g1 : g0, 9) < 1e-6);
-        h_end(&r);
+        r_raw_end(&r);
     }
 }
 

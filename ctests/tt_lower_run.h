@@ -8,6 +8,7 @@
 #include "tt_lower.h"
 #include "tt_test.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define R_MAX_IN 8
@@ -73,6 +74,31 @@ static inline tt_arg r_float(double v) {
 static inline tt_arg r_dtype(tt_dtype dt) {
     tt_arg a = r_kind(TT_ARG_DTYPE);
     a.dtype = dt;
+    return a;
+}
+/* Python-number scalars (a Scalar argument): float, int (its double too, for lowerings that read .f), bool. */
+static inline tt_arg r_scalar_f(double v) {
+    tt_arg a = r_kind(TT_ARG_SCALAR);
+    a.dtype = TT_F64;
+    a.f = v;
+    return a;
+}
+static inline tt_arg r_scalar_i(int64_t v) {
+    tt_arg a = r_kind(TT_ARG_SCALAR);
+    a.dtype = TT_I64;
+    a.i = v;
+    a.f = (double)v;
+    return a;
+}
+static inline tt_arg r_scalar_b(bool v) {
+    tt_arg a = r_kind(TT_ARG_SCALAR);
+    a.dtype = TT_BOOL;
+    a.b = v;
+    return a;
+}
+static inline tt_arg r_str(const char *s) {
+    tt_arg a = r_kind(TT_ARG_STRING);
+    a.s = s;
     return a;
 }
 
@@ -192,6 +218,131 @@ static inline tt_status r_exec(r_run *r, const char *op, tt_arg *args, int32_t n
         for (int64_t i = 0; i < numel; i++) r->out[o][i] = r_get(host, t->dtype, i);
     }
 done:
+    for (int i = 0; i < nbufs; i++) d->iface.buffer_free(d->ctx, bufs[i]);
+    d->iface.executable_free(d->ctx, exe);
+    tt_driver_destroy(d);
+    tt_ir_program_destroy(p);
+    return st;
+}
+
+/* The raw form: inputs given in their dtype's C type (borrowed until r_raw_exec), results of any size read back as
+ * doubles into heap arrays (r_raw_end frees them). */
+#define R_RAW_MAX_PARAMS 64
+
+typedef struct r_raw {
+    tt_ir_builder *b;
+    tt_lower_ctx ctx;
+    int nin;
+    const void *in[R_MAX_IN];
+    tt_ir_type out_type[R_MAX_OUT];
+    double *out[R_MAX_OUT];
+} r_raw;
+
+static inline void r_raw_begin(r_raw *r) {
+    memset(r, 0, sizeof *r);
+    r->b = tt_ir_builder_create();
+    r->ctx.b = r->b;
+}
+static inline void r_raw_end(r_raw *r) {
+    for (int i = 0; i < R_MAX_OUT; i++) free(r->out[i]);
+    tt_ir_builder_destroy(r->b);
+}
+static inline tt_arg r_raw_tensor(r_raw *r, tt_dtype dt, int32_t rank, const int64_t *dims, const void *data) {
+    tt_arg a;
+    memset(&a, 0, sizeof a);
+    a.kind = TT_ARG_TENSOR;
+    a.value = tt_ir_param(r->b, dt, rank, dims);
+    a.dtype = dt;
+    a.n = rank;
+    r->in[r->nin++] = data;
+    return a;
+}
+
+/* Lowers op with nouts results and runs it; the lowering's (or the run's) status. */
+static inline tt_status r_raw_exec(r_raw *r, const char *op, tt_arg *args, int32_t nargs, int32_t nouts) {
+    tt_lower_fn fn = tt_lower_find(op);
+    if (!fn) return tt_error(TT_STATUS_UNSUPPORTED, "no lowering for %s", op);
+    if (nouts > R_MAX_OUT) return TT_STATUS_UNSUPPORTED;
+    tt_ir_value outs[R_MAX_OUT];
+    for (int i = 0; i < R_MAX_OUT; i++) outs[i] = TT_IR_NONE;
+    tt_status st = fn(&r->ctx, args, nargs, outs, nouts);
+    if (st != TT_OK) return st;
+    for (int32_t i = 0; i < nouts; i++) {
+        r->out_type[i] = *tt_ir_type_of(r->b, outs[i]);
+        tt_ir_builder_add_output(r->b, outs[i]);
+    }
+    tt_ir_program *p = NULL;
+    if ((st = tt_ir_builder_finish(r->b, &p)) != TT_OK) return st;
+    if ((st = tt_ir_verify(p)) != TT_OK) {
+        tt_ir_program_destroy(p);
+        return st;
+    }
+    tt_driver *d = tt_host_driver_create(1, 0);
+    if (!d) {
+        tt_ir_program_destroy(p);
+        return TT_STATUS_OUT_OF_MEMORY;
+    }
+    tt_executable *exe = NULL;
+    tt_exec_arg ea[R_RAW_MAX_PARAMS], eo[R_MAX_OUT];
+    tt_buffer *bufs[R_RAW_MAX_PARAMS + R_MAX_OUT];
+    int nbufs = 0;
+    void *host = NULL;
+    memset(ea, 0, sizeof ea);
+    memset(eo, 0, sizeof eo);
+    if (p->n_params > R_RAW_MAX_PARAMS) {
+        st = TT_STATUS_UNSUPPORTED;
+        goto done;
+    }
+    if ((st = d->iface.compile(d->ctx, p, &exe)) != TT_OK) goto done;
+    int tin = 0; /* tensor inputs in order; scalar parameters take their values from the ctx */
+    for (int32_t i = 0; i < p->n_params; i++) {
+        tt_ir_value v = p->params[i];
+        const tt_ir_node *n = &p->nodes[p->value_node[v]];
+        const tt_ir_type *t = &p->types[v];
+        if (n->op == TT_OP_SCALAR_PARAMETER) {
+            for (int32_t k = 0; k < r->ctx.n_scalars; k++)
+                if (r->ctx.scalars[k].param_index == i) {
+                    ea[i].i = r->ctx.scalars[k].i;
+                    ea[i].f = r->ctx.scalars[k].f;
+                }
+            continue;
+        }
+        if (tin >= r->nin) {
+            st = TT_STATUS_UNSUPPORTED;
+            goto done;
+        }
+        size_t nb = (size_t)tt_numel(t->rank, t->dims) * tt_dtype_size(t->dtype);
+        if ((st = d->iface.buffer_alloc(d->ctx, 0, nb, &bufs[nbufs])) != TT_OK) goto done;
+        ea[i].buffer = bufs[nbufs++];
+        r_strides(t, ea[i].strides);
+        if (nb && (st = d->iface.write(d->ctx, ea[i].buffer, 0, r->in[tin], nb)) != TT_OK) goto done;
+        tin++;
+    }
+    for (int32_t o = 0; o < nouts; o++) {
+        const tt_ir_type *t = &r->out_type[o];
+        size_t nb = (size_t)tt_numel(t->rank, t->dims) * tt_dtype_size(t->dtype);
+        if ((st = d->iface.buffer_alloc(d->ctx, 0, nb, &bufs[nbufs])) != TT_OK) goto done;
+        eo[o].buffer = bufs[nbufs++];
+        r_strides(t, eo[o].strides);
+    }
+    if ((st = d->iface.execute(d->ctx, 0, exe, ea, p->n_params, eo, nouts)) != TT_OK) goto done;
+    for (int32_t o = 0; o < nouts; o++) {
+        const tt_ir_type *t = &r->out_type[o];
+        int64_t numel = tt_numel(t->rank, t->dims);
+        size_t nb = (size_t)numel * tt_dtype_size(t->dtype);
+        host = malloc(nb ? nb : 1);
+        r->out[o] = malloc(sizeof(double) * (size_t)(numel ? numel : 1));
+        if (!host || !r->out[o]) {
+            st = TT_STATUS_OUT_OF_MEMORY;
+            goto done;
+        }
+        if (nb && (st = d->iface.read(d->ctx, eo[o].buffer, 0, host, nb)) != TT_OK) goto done;
+        for (int64_t i = 0; i < numel; i++) r->out[o][i] = r_get(host, t->dtype, i);
+        free(host);
+        host = NULL;
+    }
+done:
+    free(host);
     for (int i = 0; i < nbufs; i++) d->iface.buffer_free(d->ctx, bufs[i]);
     d->iface.executable_free(d->ctx, exe);
     tt_driver_destroy(d);
