@@ -6,6 +6,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/CPUFallback.h>
 #include <c10/util/Exception.h>
+#include <c10/util/SmallVector.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -65,6 +66,7 @@ struct Plan {
     size_t n_results = 0;          // results the lowering produces
     size_t n_defaulted = 0;        // trailing optional functional args an out= form lacks (factory dtype=...)
     std::vector<ArgKind> kinds;    // per input
+    bool has_index_lists = false;  // some input is a List[Optional[Tensor]] (prepare_index_lists)
 };
 
 static ArgKind arg_kind_of(const c10::TypePtr& type0) {
@@ -198,7 +200,10 @@ static Plan make_plan(const c10::OperatorHandle& op) {
             if (plan.n_results != written.size()) plan.fn = nullptr;
         }
     }
-    for (size_t i = 0; i < plan.n_inputs; i++) plan.kinds.push_back(arg_kind_of(args[i].real_type()));
+    for (size_t i = 0; i < plan.n_inputs; i++) {
+        plan.kinds.push_back(arg_kind_of(args[i].real_type()));
+        plan.has_index_lists = plan.has_index_lists || plan.kinds.back() == ArgKind::OptTensorList;
+    }
     return plan;
 }
 
@@ -222,12 +227,14 @@ static void rng_reserve(void*, int device, uint64_t count, uint64_t* seed, uint6
     tt_rt_rng_reserve(device, count, seed, offset);
 }
 
+using Results = c10::SmallVector<at::Tensor, 2>;  // an op's result tensors
+
 struct OpBuild {
     tt_lower_ctx ctx{};
-    std::vector<tt_arg> args;
+    c10::SmallVector<tt_arg, 8> args;
     std::vector<std::vector<int64_t>> int_lists;     // storage for INTS/BOOLS
     std::vector<std::vector<tt_ir_value>> value_lists; // storage for TENSORS
-    std::vector<std::pair<int32_t, at::Tensor>> tensor_params; // param index -> tensor
+    c10::SmallVector<std::pair<int32_t, at::Tensor>, 4> tensor_params; // param index -> tensor
     int device = -1;
 };
 
@@ -454,7 +461,7 @@ static tt_ir_value trace_value_of(Trace& tr, const at::Tensor& t) {
     return v;
 }
 
-static void trace_record(Trace& tr, const tt_ir_program* prog, const OpBuild& ob, const std::vector<at::Tensor>& results) {
+static void trace_record(Trace& tr, const tt_ir_program* prog, const OpBuild& ob, const Results& results) {
     std::vector<tt_ir_value> pv(prog->n_params, TT_IR_NONE);
     for (auto& [idx, t] : ob.tensor_params) pv[idx] = trace_value_of(tr, t);
     for (int32_t k = 0; k < ob.ctx.n_scalars; k++)
@@ -530,12 +537,12 @@ std::string trace_end(const std::vector<at::Tensor>& outputs) {
     return text;
 }
 
-static void launch(OpBuild& ob, const std::vector<at::Tensor>& results, const char* name) {
+static void launch(OpBuild& ob, const Results& results, const char* name) {
     tt_ir_program* raw = nullptr;
     TT_CHECK(tt_ir_builder_finish(ob.ctx.b, &raw));
     std::unique_ptr<tt_ir_program, void (*)(tt_ir_program*)> owned(raw, tt_ir_program_destroy);
     tt_ir_program* prog = raw;
-    std::vector<tt_rt_arg> rargs(prog->n_params);
+    c10::SmallVector<tt_rt_arg, 4> rargs(prog->n_params);
     for (auto& [idx, t] : ob.tensor_params) {
         rargs[idx].kind = TT_RT_ARG_TENSOR;
         rargs[idx].tensor = view_of(t);
@@ -546,8 +553,7 @@ static void launch(OpBuild& ob, const std::vector<at::Tensor>& results, const ch
         rargs[s.param_index].i = s.i;
         rargs[s.param_index].f = s.f;
     }
-    std::vector<tt_rt_tensor> rres;
-    rres.reserve(results.size());
+    c10::SmallVector<tt_rt_tensor, 2> rres;
     for (auto& t : results) rres.push_back(view_of(t));
     if (g_trace) trace_record(*g_trace, prog, ob, results);
     tt_status st = tt_rt_launch(ob.device, prog, rargs.data(), (int32_t)rargs.size(), rres.data(),
@@ -599,11 +605,7 @@ static void prepare_index_lists(const Plan& plan, torch::jit::Stack* stack, size
 static bool run_native(const Plan& plan, torch::jit::Stack* stack) {
     const size_t n_args = plan.n_inputs + (plan.kind == PlanKind::Out ? plan.targets.size() : 0);
     const size_t first = stack->size() - n_args;
-    for (ArgKind k : plan.kinds)
-        if (k == ArgKind::OptTensorList) {
-            prepare_index_lists(plan, stack, first);
-            break;
-        }
+    if (plan.has_index_lists) prepare_index_lists(plan, stack, first);
     OpBuild ob;
     tt_ir_builder* b = thread_builder();
     tt_ir_builder_reset(b);
@@ -614,7 +616,7 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack) {
     if (!build_args(ob, plan, stack, first)) return false;
     if (ob.device < 0) ob.device = current_device();
     ob.ctx.device = ob.device;
-    std::vector<tt_ir_value> outs(plan.n_results, TT_IR_NONE);
+    c10::SmallVector<tt_ir_value, 4> outs(plan.n_results, TT_IR_NONE);
     tt_status st = plan.fn(&ob.ctx, ob.args.data(), (int32_t)ob.args.size(), outs.data(), (int32_t)outs.size());
     if (st == TT_OK) st = tt_ir_builder_status(b);
     if (st == TT_STATUS_UNSUPPORTED) return false;
@@ -623,7 +625,7 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack) {
         if (v == TT_IR_NONE && plan.kind != PlanKind::Functional)
             raise_status(tt_error(TT_STATUS_INTERNAL, "%s produced no result", plan.lowered.c_str()), "");
 
-    std::vector<at::Tensor> results;
+    Results results;
     if (plan.kind == PlanKind::Functional) {
         for (auto v : outs) {
             if (v == TT_IR_NONE) continue;
@@ -695,11 +697,10 @@ void launch_assign(const at::Tensor& src, const at::Tensor& dst) {
     TORCH_CHECK(tensor_arg(ob, src, a), "tpu cannot copy a tensor of dtype ", src.scalar_type());
     tt_dtype ddt;
     TORCH_CHECK(to_tt_dtype(dst.scalar_type(), &ddt), "tpu does not support dtype ", dst.scalar_type());
-    std::vector<int64_t> dims(dst.sizes().begin(), dst.sizes().end());
-    tt_ir_value v = tt_lower_to(&ob.ctx, a.value, ddt, (int32_t)dims.size(), dims.data());
+    tt_ir_value v = tt_lower_to(&ob.ctx, a.value, ddt, (int32_t)dst.dim(), dst.sizes().data());
     TT_CHECK(tt_ir_builder_status(tb.get()));
     tt_ir_builder_add_output(tb.get(), v);
-    launch(ob, {dst}, "aten::copy_");
+    launch(ob, Results{dst}, "aten::copy_");
 }
 
 
