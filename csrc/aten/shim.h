@@ -25,6 +25,7 @@ namespace torchtpu {
 void ensure_init();                           // starts the runtime once (raises on bad environment)
 c10::DeviceIndex current_device();            // thread-local current tpu device
 void set_current_device(c10::DeviceIndex d);  // checked
+void set_current_device_unchecked(c10::DeviceIndex d);  // for the guard's noexcept path
 
 bool to_tt_dtype(c10::ScalarType st, tt_dtype* out);  // false for dtypes the core does not have
 c10::ScalarType to_torch_dtype(tt_dtype dt);
@@ -34,6 +35,9 @@ tt_rt_tensor view_of(const at::Tensor& t);       // storage + offset + sizes + s
 
 c10::Allocator* tpu_allocator();                       // allocates on the current device
 c10::Allocator* tpu_allocator_for(c10::DeviceIndex d);  // allocates on device d (a process-lifetime object)
+at::DataPtr allocate_on(c10::DeviceIndex d, size_t nbytes);  // a storage's memory on device d
+const at::Generator& default_generator(c10::DeviceIndex d);    // d < 0: the current device
+at::Generator new_generator(c10::DeviceIndex d);              // a private generator (torch.Generator("tpu"))
 at::Tensor empty_tpu(at::IntArrayRef sizes, c10::ScalarType dtype, c10::DeviceIndex device);
 
 // Writes src (any tpu tensor on the same device; dtype converted, broadcast) into the view dst.
