@@ -51,7 +51,7 @@ build/.deps: pyproject.toml
 install: build/.installed
 # First time: an editable pip install (records the package and its torch.backends entry point). Afterwards an
 # in-place incremental rebuild of the extension. flock keeps concurrent builds from colliding.
-build/.installed: build/.deps setup.py $(CORE_SRCS) $(CORE_HDRS) $(wildcard csrc/aten/*) $(wildcard torchtpu/*.py)
+build/.installed: build/.deps setup.py $(CORE_SRCS) $(CORE_HDRS) $(wildcard csrc/aten/*) $(shell find torchtpu -name "*.py")
 	@mkdir -p build
 	$(NOAUTO) flock build/.install.lock sh -c 'if $(PIP) show -q torchtpu >/dev/null 2>&1 && [ -f build/.pip-installed ]; then \
 	    $(PYTHON) setup.py -q build_ext --inplace; \

@@ -8,8 +8,8 @@ from collections import namedtuple
 
 import torch
 
-from . import _C
-from ._modes import EagerMode, eager_mode, get_eager_mode, set_eager_mode  # noqa: F401
+from .. import _C
+from .._modes import EagerMode, eager_mode, get_eager_mode, set_eager_mode  # noqa: F401
 
 _initialized = False
 
