@@ -1,14 +1,56 @@
 // allocator.cpp — device memory as PyTorch sees it: the DeviceAllocator (torch.accelerator.memory_* answer
 // through it) and one allocator bound to each device.
 #include <c10/core/CachingDeviceAllocator.h>
+#include <c10/core/impl/COW.h>
+
+#include <mutex>
+#include <unordered_map>
 
 #include "shim.h"
 
 namespace torchtpu {
 
+namespace {
+// Live storages by driver address. PyTorch hands some code only a storage's bare address: at::from_blob in
+// UntypedStorage._write_file / _set_from_file (pickle, legacy torch.save), Allocator::copy_data when a
+// copy-on-write storage materializes. The address is never dereferenced; it only finds the storage again.
+std::mutex g_live_mu;
+std::unordered_map<const void*, tt_rt_storage*> g_live;
+
+void live_add(tt_rt_storage* s) {
+    const void* a = tt_rt_storage_address(s);
+    if (!a) return;
+    std::lock_guard<std::mutex> lock(g_live_mu);
+    g_live[a] = s;
+}
+void live_remove(tt_rt_storage* s) {
+    const void* a = tt_rt_storage_address(s);
+    if (!a) return;
+    std::lock_guard<std::mutex> lock(g_live_mu);
+    auto it = g_live.find(a);
+    if (it != g_live.end() && it->second == s) g_live.erase(it);
+}
+tt_rt_storage* live_find(const void* a) {
+    if (!a) return nullptr;
+    std::lock_guard<std::mutex> lock(g_live_mu);
+    auto it = g_live.find(a);
+    return it == g_live.end() ? nullptr : it->second;
+}
+}  // namespace
+
 // DataPtr: data = the driver's buffer address (never dereferenced here), context = the tt_rt_storage.
 struct TpuAllocator final : public c10::DeviceAllocator {
-    static void release(void* ctx) { tt_rt_storage_release(static_cast<tt_rt_storage*>(ctx)); }
+    static void release(void* ctx) {
+        auto* s = static_cast<tt_rt_storage*>(ctx);
+        live_remove(s);
+        tt_rt_storage_release(s);
+    }
+    // The deleter of the copy-on-write form (context == data == address, see make_cow_able).
+    static void release_by_address(void* address) {
+        tt_rt_storage* s = live_find(address);
+        live_remove(s);
+        tt_rt_storage_release(s);
+    }
 
     at::DataPtr allocate(size_t nbytes) override { return allocate_on(current_device(), nbytes); }
     static at::DataPtr allocate_on(c10::DeviceIndex dev, size_t nbytes) {
@@ -16,11 +58,17 @@ struct TpuAllocator final : public c10::DeviceAllocator {
         tt_rt_storage* s = nullptr;
         tt_status st = tt_rt_storage_create(dev, nbytes, &s);
         if (st != TT_OK) raise_status(st, "");
+        live_add(s);
         return {tt_rt_storage_address(s), s, &TpuAllocator::release, c10::Device(c10::DeviceType::PrivateUse1, dev)};
     }
     at::DeleterFnPtr raw_deleter() const override { return nullptr; }
-    void copy_data(void*, const void*, std::size_t) const override {
-        TORCH_CHECK(false, "tpu storages cannot be copied by address; use tensor.copy_()");
+    // Called with two storages' addresses (Allocator::clone, copy-on-write materialization): copied on the device.
+    void copy_data(void* dest, const void* src, std::size_t count) const override {
+        if (count == 0) return;
+        tt_rt_storage* d = live_find(dest);
+        tt_rt_storage* s = live_find(src);
+        TORCH_CHECK(d && s, "tpu: copy_data needs the addresses of two live tpu storages");
+        TT_CHECK(tt_rt_copy(d, 0, s, 0, count));
     }
     bool initialized() override { return true; }
     void emptyCache(c10::MempoolId_t) override {
@@ -76,5 +124,30 @@ c10::Allocator* tpu_allocator_for(c10::DeviceIndex d) {
 }
 
 at::DataPtr allocate_on(c10::DeviceIndex d, size_t nbytes) { return TpuAllocator::allocate_on(d, nbytes); }
+
+tt_rt_storage* storage_of(const c10::Storage& st) {
+    const at::DataPtr& dp = st.data_ptr();
+    if (dp.get_deleter() == &TpuAllocator::release) return static_cast<tt_rt_storage*>(dp.get_context());
+    if (c10::impl::cow::is_cow_data_ptr(dp)) {
+        // A lazy clone (or its original) is copied at its first use by a kernel, which may write to it. Reads copy
+        // too (we cannot tell them apart here): earlier than needed, never wrong.
+        st.mutable_data_ptr();
+        return storage_of(st);
+    }
+    return live_find(dp.get());  // the COW-able form, or a from_blob alias of a live storage's address
+}
+
+void make_cow_able(const c10::Storage& st) {
+    c10::StorageImpl* impl = st.unsafeGetStorageImpl();
+    at::DataPtr& dp = impl->_mutable_data_ptr_no_checks();
+    if (dp.get_deleter() != &TpuAllocator::release) return;  // already COW-able, or copy-on-write
+    // PyTorch's copy-on-write wraps only a "simple" DataPtr (context == data); the registry finds the storage from
+    // the address, so the record can leave the context.
+    void* address = dp.get();
+    TORCH_INTERNAL_ASSERT(address != nullptr && live_find(address) == dp.get_context());
+    c10::Device device = dp.device();
+    dp.release_context();
+    dp = at::DataPtr(address, address, &TpuAllocator::release_by_address, device);
+}
 
 }  // namespace torchtpu

@@ -57,9 +57,7 @@ bool to_tt_dtype(c10::ScalarType st, tt_dtype* out) {
 
 c10::ScalarType to_torch_dtype(tt_dtype dt) { return kTorchOf[dt]; }
 
-tt_rt_storage* storage_of(const at::Tensor& t) {
-    return static_cast<tt_rt_storage*>(t.storage().data_ptr().get_context());
-}
+tt_rt_storage* storage_of(const at::Tensor& t) { return storage_of(t.storage()); }
 
 tt_rt_tensor view_of(const at::Tensor& t) {
     tt_rt_tensor v{};

@@ -44,7 +44,7 @@ struct TpuHooks final : public at::PrivateUse1HooksInterface {
         c10::StorageImpl* impl = storage.unsafeGetStorageImpl();
         at::DataPtr fresh = allocate_on(impl->device().index(), newsize);
         size_t keep = std::min(newsize, impl->nbytes());
-        auto* src = static_cast<tt_rt_storage*>(impl->data_ptr().get_context());
+        tt_rt_storage* src = storage_of(storage);
         auto* dst = static_cast<tt_rt_storage*>(fresh.get_context());
         if (keep > 0 && src && dst) TT_CHECK(tt_rt_copy(dst, 0, src, 0, keep));
         impl->set_data_ptr_noswap(std::move(fresh));

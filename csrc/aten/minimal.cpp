@@ -6,6 +6,7 @@
 #include <ATen/ops/as_strided_cpu_dispatch.h>
 #include <ATen/ops/set_cpu_dispatch.h>
 #include <ATen/ops/view_native.h>
+#include <ATen/ops/_lazy_clone_native.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/unfold_native.h>
 #include <ATen/ops/set_native.h>
@@ -78,9 +79,19 @@ const at::Tensor& tpu_resize_(const at::Tensor& self, c10::SymIntArrayRef size,
 
 bool is_dense_row_major(const at::Tensor& t) { return t.is_contiguous(); }
 
-// src (tpu) -> dst (cpu): bring a contiguous copy of src to the host, then let the CPU do dtype/stride work.
+// The memory of a tpu tensor as stored, without its negative-view bit (torch._neg_view): what the device holds.
+at::Tensor physical(const at::Tensor& t) {
+    if (!t.is_neg()) return t;
+    at::Tensor p = at::detail::make_tensor<c10::TensorImpl>(
+        c10::Storage(t.storage()), t.key_set().remove(c10::DispatchKey::Negative), t.dtype());
+    p.unsafeGetTensorImpl()->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+    return p;
+}
+
+// src (tpu) -> dst (cpu): bring a contiguous copy of src to the host, then let the CPU do dtype/stride work (and
+// the math bits: src's are put back on the host copy, dst's the CPU copy honours).
 void copy_tpu_to_cpu(const at::Tensor& src, const at::Tensor& dst) {
-    at::Tensor s = src;
+    at::Tensor s = physical(src);
     if (!is_dense_row_major(s)) {
         at::Tensor tmp = empty_tpu(s.sizes(), s.scalar_type(), s.device().index());
         launch_assign(s, tmp);
@@ -89,13 +100,16 @@ void copy_tpu_to_cpu(const at::Tensor& src, const at::Tensor& dst) {
     at::Tensor host = at::empty(s.sizes(), s.options().device(c10::kCPU));
     size_t nbytes = (size_t)s.numel() * s.element_size();
     if (nbytes > 0) TT_CHECK(tt_rt_read(storage_of(s), (size_t)s.storage_offset() * s.element_size(), host.data_ptr(), nbytes));
-    dst.copy_(host);
+    dst.copy_(src.is_neg() ? at::_neg_view(host) : host);
 }
 
 // src (cpu) -> dst (tpu): convert and lay out on the host, upload, and place into dst's view on the device.
-void copy_cpu_to_tpu(const at::Tensor& src, const at::Tensor& dst) {
+void copy_cpu_to_tpu(const at::Tensor& src, const at::Tensor& dst_view) {
     trace_note_host_write();
-    at::Tensor host = src.to(dst.scalar_type()).expand(dst.sizes()).contiguous();
+    // The host does the math bits: src's resolved, and dst's stored values negated if dst is a negative view.
+    at::Tensor host = src.resolve_conj().resolve_neg().to(dst_view.scalar_type()).expand(dst_view.sizes());
+    host = (dst_view.is_neg() ? host.neg() : host).contiguous();
+    at::Tensor dst = physical(dst_view);
     size_t nbytes = (size_t)host.numel() * host.element_size();
     if (nbytes == 0) return;
     if (is_dense_row_major(dst)) {
@@ -113,14 +127,18 @@ at::Tensor tpu_copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*n
     bool src_tpu = self.device().type() == c10::DeviceType::PrivateUse1;
     bool dst_tpu = dst.device().type() == c10::DeviceType::PrivateUse1;
     if (src_tpu && dst_tpu) {
-        if (self.device() == dst.device()) {
-            launch_assign(self, dst);
+        // Negative views (math bits) reach here unresolved (_copy_from falls through the Negative key): the stored
+        // values are copied, negated when exactly one side is a negative view.
+        at::Tensor src = physical(self), out = physical(dst);
+        if (self.is_neg() != dst.is_neg()) src = src.neg();
+        if (src.device() == out.device()) {
+            launch_assign(src, out);
         } else {  // across virtual devices: contiguous bytes, then place
-            at::Tensor a = empty_tpu(self.sizes(), self.scalar_type(), self.device().index());
-            launch_assign(self, a);
-            at::Tensor b = empty_tpu(self.sizes(), self.scalar_type(), dst.device().index());
+            at::Tensor a = empty_tpu(src.sizes(), src.scalar_type(), src.device().index());
+            launch_assign(src, a);
+            at::Tensor b = empty_tpu(src.sizes(), src.scalar_type(), out.device().index());
             TT_CHECK(tt_rt_copy(storage_of(b), 0, storage_of(a), 0, (size_t)a.numel() * a.element_size()));
-            launch_assign(b, dst);
+            launch_assign(b, out);
         }
     } else if (src_tpu) {
         copy_tpu_to_cpu(self, dst);
@@ -150,10 +168,13 @@ c10::Scalar tpu_local_scalar_dense(const at::Tensor& self) {
 // (ordered with queued work) first, so set_ itself only sets metadata.
 void grow_storage_for(const c10::Storage& st, int64_t offset, at::IntArrayRef size, at::IntArrayRef stride,
                       size_t itemsize) {
+    // An empty stride means contiguous (at::native::set_(Storage) passes one); otherwise one stride per size.
+    TORCH_CHECK(stride.empty() || stride.size() == size.size(), "mismatch in length of strides and shape");
     int64_t extent = 1;
     for (size_t i = 0; i < size.size(); i++) {
         if (size[i] == 0) return;
-        extent += (size[i] - 1) * stride[i];
+        if (stride.empty()) extent *= size[i];
+        else extent += (size[i] - 1) * stride[i];
     }
     size_t need = (size_t)(offset + extent) * itemsize;
     if (need > st.nbytes()) {
@@ -174,6 +195,12 @@ at::Tensor& tpu_set_source_tensor(at::Tensor& self, const at::Tensor& src) { ret
 at::Tensor& tpu_set_empty(at::Tensor& self) {
     c10::Storage storage(c10::Storage::use_byte_size_t(), 0, tpu_allocator_for(self.device().index()), true);
     return at::cpu::set_(self, storage);
+}
+
+// A lazy clone shares the storage until either side is used by a kernel (see storage_of in allocator.cpp).
+at::Tensor tpu_lazy_clone(const at::Tensor& self) {
+    make_cow_able(self.storage());
+    return at::native::_lazy_clone(self);
 }
 
 }  // namespace
@@ -198,6 +225,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
     m.impl("set_.source_Storage_storage_offset", tpu_set_source_storage_offset);
     m.impl("set_.source_Tensor", tpu_set_source_tensor);
     m.impl("set_", tpu_set_empty);
+    m.impl("_lazy_clone", tpu_lazy_clone);
+}
+
+// PyTorch's copy_ falls through the Negative key and lets the copy kernel handle the bit; for a device it calls
+// _copy_from, whose Negative fallback would resolve the view with clone(), i.e. copy_ -> _copy_from again (an
+// endless recursion). tpu_copy_from handles the bit itself.
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+    m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+    m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
 }  // namespace torchtpu

@@ -55,4 +55,9 @@ bool cpu_fallback_enabled();
 void set_cpu_fallback_enabled(bool on);
 void count_fallback(const std::string& op);
 
+// ---- storages (allocator.cpp): the core storage behind any tpu Storage (ours, copy-on-write, or a from_blob alias
+// of a live storage's address; copy-on-write ones are materialized first), NULL if none.
+tt_rt_storage* storage_of(const c10::Storage& st);
+void make_cow_able(const c10::Storage& st);  // lets c10's copy-on-write wrap the storage (torch._lazy_clone)
+
 }  // namespace torchtpu
