@@ -274,3 +274,19 @@ def test_lazy_clone_chain_frees_memory():
     del t, clones, c
     torch.tpu.synchronize()
     assert torch.tpu.memory_allocated() == base
+
+
+def test_deepcopy_and_checkpoint_of_a_tiny_llama():
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                   num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32)
+    torch.manual_seed(0)
+    m = transformers.LlamaForCausalLM(cfg).to("tpu").eval()
+    d = copy.deepcopy(m)
+    assert dict(d.named_buffers()) and all(v.device.type == "tpu" for v in d.state_dict().values())
+    x = torch.randint(0, 64, (1, 8), device="tpu")
+    with torch.no_grad():
+        assert torch.equal(d(x).logits.cpu(), m(x).logits.cpu())
+    sd = save_load(m.state_dict(), map_location="tpu")
+    for k, v in m.state_dict().items():
+        assert sd[k].device.type == "tpu" and same_bits(sd[k], v.cpu()), k
