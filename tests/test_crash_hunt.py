@@ -76,6 +76,12 @@ SKIP = {
 }
 
 
+# Calls that crash or hang on the CPU too, in torch 2.13 itself (not tpu bugs): skipped by exact label.
+CPU_TOO = {
+    "Tensor.index[z](0, 1)",  # functorch.dim's Tensor.index loops forever in _wrap_dim on a 0-dim tensor
+}
+
+
 def _methods(cls):
     names = []
     for n in sorted(dir(cls)):
@@ -115,7 +121,7 @@ def build_calls(full=False):
     for fn in _tpu_functions():
         for a in every:
             calls.append((f"torch.tpu.{fn}{a}", f"torch.tpu.{fn}(*{a})"))
-    return calls
+    return [c for c in calls if c[0] not in CPU_TOO]
 
 
 # The child: runs calls from a JSON file starting at an index, printing "S <i>" before each and "D" at the end.
