@@ -55,4 +55,13 @@ bool cpu_fallback_enabled();
 void set_cpu_fallback_enabled(bool on);
 void count_fallback(const std::string& op);
 
+// ---- generators (generator.cpp): where a random op's counters come from
+// Raises PyTorch's error unless gen is a tpu generator.
+void check_tpu_generator(const at::Generator& gen);
+// Reserves count counters on gen (a tpu GeneratorImpl, locked while reserving), or on device's default generator
+// when gen is null.
+void rng_reserve_on(c10::GeneratorImpl* gen, int device, uint64_t count, uint64_t* seed, uint64_t* offset);
+// A CPU generator for an op that runs on the CPU, seeded by one reservation on gen (undefined: the default).
+at::Generator cpu_generator_from(const at::Generator& gen, int device);
+
 }  // namespace torchtpu
