@@ -59,7 +59,7 @@ FP32 = {
     "mse_loss": lambda x, t: torch.nn.functional.mse_loss(x, t),
     "l1_loss": lambda x, t: torch.nn.functional.l1_loss(x, t),
     "bce_with_logits": lambda x, t: torch.nn.functional.binary_cross_entropy_with_logits(x, t.sigmoid()),
-    "cross_entropy": lambda x, t: torch.nn.functional.cross_entropy(x, torch.zeros(4, dtype=torch.long, device=x.device)),
+    "cross_entropy": lambda x, t: torch.nn.functional.cross_entropy(x, torch.zeros(4, dtype=torch.long).to(x.device)),
     "norm": lambda x, t: torch.norm(x),
     "logsumexp": lambda x, t: torch.logsumexp(x, 1),
     "cosine_similarity": lambda x, t: torch.nn.functional.cosine_similarity(x, t),

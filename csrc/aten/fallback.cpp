@@ -53,7 +53,9 @@ void reset_fallback_counts() {
 }
 
 // ---- per-operator plan (computed once per schema) -------------------------------------------------------------
-enum class ArgKind { Tensor, TensorList, OptTensorList, Scalar, Int, IntList, Float, Bool, BoolList, DType, String, Generator, Other };
+enum class ArgKind {
+    Tensor, TensorList, OptTensorList, Scalar, Int, IntList, Float, Bool, BoolList, DType, String, Generator, Other
+};
 enum class PlanKind { Functional, Inplace, Out };
 
 struct Plan {
