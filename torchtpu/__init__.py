@@ -49,9 +49,6 @@ if _fresh:
     _torch.utils.rename_privateuse1_backend(_BACKEND)
     _torch._register_device_module(_BACKEND, _tpu_module)
     _torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
-    from . import _module  # noqa: E402
-
-    _module.keep_parameters_on_device_moves()
     _C.register_lowered_kernels()
     from . import _decomp  # noqa: E402
 

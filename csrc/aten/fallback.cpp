@@ -53,7 +53,9 @@ void reset_fallback_counts() {
 }
 
 // ---- per-operator plan (computed once per schema) -------------------------------------------------------------
-enum class ArgKind { Tensor, TensorList, OptTensorList, Scalar, Int, IntList, Float, Bool, BoolList, DType, String, Other };
+enum class ArgKind {
+    Tensor, TensorList, OptTensorList, Scalar, Int, IntList, Float, Bool, BoolList, DType, String, Generator, Other
+};
 enum class PlanKind { Functional, Inplace, Out };
 
 struct Plan {
@@ -81,6 +83,7 @@ static ArgKind arg_kind_of(const c10::TypePtr& type0) {
     case c10::TypeKind::BoolType: return ArgKind::Bool;
     case c10::TypeKind::StringType: return ArgKind::String;
     case c10::TypeKind::ScalarTypeType: return ArgKind::DType;
+    case c10::TypeKind::GeneratorType: return ArgKind::Generator;
     case c10::TypeKind::ListType: {
         c10::TypePtr e = type->containedType(0);
         if (e->kind() == c10::TypeKind::TensorType) return ArgKind::TensorList;
@@ -223,8 +226,9 @@ static const Plan& plan_for(const c10::OperatorHandle& op) {
 }
 
 // ---- building one op ---------------------------------------------------------------------------------------------
-static void rng_reserve(void*, int device, uint64_t count, uint64_t* seed, uint64_t* offset) {
-    tt_rt_rng_reserve(device, count, seed, offset);
+// user: the op's generator= (a tpu GeneratorImpl), or null for the device's default generator.
+static void rng_reserve(void* user, int device, uint64_t count, uint64_t* seed, uint64_t* offset) {
+    rng_reserve_on(static_cast<c10::GeneratorImpl*>(user), device, count, seed, offset);
 }
 
 using Results = c10::SmallVector<at::Tensor, 2>;  // an op's result tensors
@@ -380,6 +384,13 @@ static bool build_args(OpBuild& ob, const Plan& plan, torch::jit::Stack* stack, 
             a.kind = TT_ARG_STRING;
             a.s = iv.toStringRef().c_str();
             break;
+        case ArgKind::Generator: {
+            const at::Generator& g = iv.toGenerator();
+            check_tpu_generator(g);
+            ob.ctx.rng_user = g.unsafeGetGeneratorImpl();  // the stack keeps it alive for the op
+            a.kind = TT_ARG_OTHER;
+            break;
+        }
         case ArgKind::Other:
             a.kind = TT_ARG_OTHER;
             if (iv.isDevice() && iv.toDevice().type() == c10::DeviceType::PrivateUse1 && ob.device < 0)
@@ -670,6 +681,25 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack) {
     return true;
 }
 
+// A random op run on the CPU draws from the tpu generator it was given (or the tpu default), through a CPU
+// generator seeded from it, never from the CPU's default generator.
+static void cpu_generators(const Plan& plan, torch::jit::Stack* stack) {
+    const size_t first = stack->size() - plan.n_inputs - (plan.kind == PlanKind::Out ? plan.targets.size() : 0);
+    for (size_t i = 0; i < plan.n_inputs; i++) {
+        if (plan.kinds[i] != ArgKind::Generator) continue;
+        c10::IValue& iv = (*stack)[first + i];
+        at::Generator g = iv.isNone() ? at::Generator() : iv.toGenerator();
+        if (g.defined()) check_tpu_generator(g);
+        int device = g.defined() ? g.device().index() : -1;
+        for (size_t k = 0; k < plan.n_inputs && device < 0; k++) {
+            const c10::IValue& t = (*stack)[first + k];
+            if (t.isTensor() && t.toTensor().defined() && t.toTensor().device().type() == c10::DeviceType::PrivateUse1)
+                device = t.toTensor().device().index();
+        }
+        iv = c10::IValue(cpu_generator_from(g, device < 0 ? current_device() : device));
+    }
+}
+
 static void tpu_boxed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     ensure_init();
     const Plan& plan = plan_for(op);
@@ -678,6 +708,7 @@ static void tpu_boxed_fallback(const c10::OperatorHandle& op, torch::jit::Stack*
                                 "' is not implemented for TPU (no native lowering) and the CPU fallback is off "
                                 "(TORCHTPU_CPU_FALLBACK=0 or torch.tpu.cpu_fallback_mode(False))");
     count_fallback(plan.key);
+    cpu_generators(plan, stack);
     at::native::cpu_fallback(op, stack, /*error_on_views=*/true);
 }
 

@@ -59,5 +59,13 @@ void count_fallback(const std::string& op);
 // of a live storage's address; copy-on-write ones are materialized first), NULL if none.
 tt_rt_storage* storage_of(const c10::Storage& st);
 void make_cow_able(const c10::Storage& st);  // lets c10's copy-on-write wrap the storage (torch._lazy_clone)
+// ---- generators (generator.cpp): where a random op's counters come from
+// Raises PyTorch's error unless gen is a tpu generator.
+void check_tpu_generator(const at::Generator& gen);
+// Reserves count counters on gen (a tpu GeneratorImpl, locked while reserving), or on device's default generator
+// when gen is null.
+void rng_reserve_on(c10::GeneratorImpl* gen, int device, uint64_t count, uint64_t* seed, uint64_t* offset);
+// A CPU generator for an op that runs on the CPU, seeded by one reservation on gen (undefined: the default).
+at::Generator cpu_generator_from(const at::Generator& gen, int device);
 
 }  // namespace torchtpu

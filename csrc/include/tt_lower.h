@@ -78,7 +78,8 @@ typedef struct tt_lower_ctx {
     /* Scalar parameters created by tt_lower_scalar_param, to be bound at launch (filled by the helpers). */
     int32_t n_scalars;
     tt_lower_scalar scalars[TT_LOWER_MAX_SCALARS];
-    /* RNG: reserves count numbers on the device's generator (set by the shim; may be NULL in tests, then seed 0). */
+    /* RNG: reserves count numbers on the op's generator (set by the shim; may be NULL in tests, then seed 0).
+     * rng_user is opaque to the core: the shim passes the op's generator= there (NULL: the device's default). */
     void (*rng_reserve)(void *user, int device, uint64_t count, uint64_t *seed, uint64_t *offset);
     void *rng_user;
 } tt_lower_ctx;
