@@ -1047,6 +1047,24 @@ static void an_event_sync_reports_a_queued_error_like_a_sync(void) {
     TT_CHECK(strstr(tt_last_error(), "aten::mul.Tensor") && strstr(tt_last_error(), "fake failure number 1"));
     TT_CHECK(tt_rt_event_query(e)); /* the marker is reached even though the op before it failed */
     TT_CHECK_OK(tt_rt_synchronize(0)); /* taken by the event's sync */
+    /* Polling: not done -> no error yet; done -> the queued error once, then clean. */
+    fk_gate(true);
+    fk_set(&fk.fail_at, 2);
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::div.Tensor"));
+    TT_CHECK_OK(tt_rt_event_record(e, 0));
+    bool done = true;
+    TT_CHECK_OK(tt_rt_event_poll(e, &done));
+    TT_CHECK(!done);
+    TT_CHECK_OK(tt_rt_stream_poll(0, &done));
+    TT_CHECK(!done);
+    fk_gate(false);
+    tt_status st = TT_OK;
+    for (int i = 0; i < 100000000 && (st = tt_rt_event_poll(e, &done)) == TT_OK && !done; i++) {
+    }
+    TT_CHECK(st == TT_STATUS_INVALID_ARGUMENT && done && strstr(tt_last_error(), "aten::div.Tensor"));
+    TT_CHECK_OK(tt_rt_event_poll(e, &done));
+    TT_CHECK_OK(tt_rt_stream_poll(0, &done));
+    TT_CHECK(done);
     tt_rt_event_destroy(e);
     tt_ir_program_destroy(p);
     tt_rt_storage_release(x), tt_rt_storage_release(z);

@@ -119,6 +119,20 @@ def test_event_synchronize_raises_a_queued_error_like_a_sync():
     assert (x + 1).cpu().tolist() == [1.0, 2.0, 3.0]
 
 
+@pytest.mark.parametrize("what", ["event", "stream"])
+def test_polling_raises_a_queued_error_once_the_work_is_done(what):
+    torchtpu.set_eager_mode("strict")
+    x = torch.arange(3.0, device="tpu")
+    x[torch.tensor([5], device="tpu")]  # queued; fails when it runs
+    ev = torch.tpu.Event()
+    ev.record()
+    query = ev.query if what == "event" else torch.tpu.current_stream().query
+    with pytest.raises(IndexError, match=r"aten::index\.Tensor: index 5 is out of bounds"):
+        assert _poll(query)
+    torch.tpu.synchronize()  # taken by the query
+    assert query()
+
+
 def test_stream_synchronize_and_wait_and_record_event():
     torchtpu.set_eager_mode("strict")
     s = torch.tpu.Stream()
@@ -140,6 +154,9 @@ def test_streams_of_a_device_are_its_one_stream():
     assert torch.accelerator.current_stream() == s
     assert torch.Stream("tpu") == s
     assert torch.tpu.Stream(priority=-1) == s
+    assert isinstance(torch.Stream("tpu"), torch.tpu.Stream) and not isinstance(torch.Stream("cpu"), torch.tpu.Stream)
+    assert isinstance(torch.tpu.Event(), torch.tpu.Event) and isinstance(torch.Event("tpu"), torch.tpu.Event)
+    assert not isinstance(s, torch.tpu.Event)
 
 
 def test_stream_context_and_set_stream_select_the_device():

@@ -35,9 +35,12 @@ struct TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
         }
         return (c10::DeviceIndex)tt_rt_device_count();
     }
+    // Queries never block; once the work is done they raise a queued op's error, as CUDA's do.
     bool queryStream(const c10::Stream& s) const override {
         ensure_init();
-        return tt_rt_stream_query(s.device_index());
+        bool done = false;
+        TT_CHECK(tt_rt_stream_poll(s.device_index(), &done));
+        return done;
     }
     void synchronizeStream(const c10::Stream& s) const override { TT_CHECK(tt_rt_synchronize(s.device_index())); }
     void synchronizeDevice(const c10::DeviceIndex d) const override { TT_CHECK(tt_rt_synchronize(d)); }
@@ -59,7 +62,11 @@ struct TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     void block(void* event, const c10::Stream& stream) const override {
         if (event) TT_CHECK(tt_rt_event_block(static_cast<tt_rt_event*>(event), stream.device_index()));
     }
-    bool queryEvent(void* event) const override { return !event || tt_rt_event_query(static_cast<tt_rt_event*>(event)); }
+    bool queryEvent(void* event) const override {
+        bool done = true;
+        if (event) TT_CHECK(tt_rt_event_poll(static_cast<tt_rt_event*>(event), &done));
+        return done;
+    }
     void synchronizeEvent(void* event) const override {  // a queued error is raised, as by a sync
         if (event) TT_CHECK(tt_rt_event_synchronize(static_cast<tt_rt_event*>(event)));
     }

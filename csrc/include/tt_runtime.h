@@ -122,6 +122,10 @@ uint64_t tt_rt_stream_enqueued(int device);
 uint64_t tt_rt_stream_completed(int device);
 /* True if everything enqueued on device is done; wakes a sleeping worker otherwise. Never blocks. */
 bool tt_rt_stream_query(int device);
+/* The queries as CUDA's: *done as above, and once done the device's queued error (if any) is taken and returned,
+ * as a sync returns it, so polling code sees a failure instead of spinning or dropping it. */
+tt_status tt_rt_event_poll(tt_rt_event *e, bool *done);
+tt_status tt_rt_stream_poll(int device, bool *done);
 
 /* ---- eager mode ---- */
 tt_status tt_rt_set_eager_mode(tt_rt_eager_mode mode); /* syncs first; FUSED is TT_STATUS_UNSUPPORTED for now */

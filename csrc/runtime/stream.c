@@ -346,6 +346,8 @@ struct tt_rt_event {
     uint32_t generation; /* tt_rt_g.generation when recorded: a marker of an earlier start-up counts as complete */
 };
 
+static tt_status take_error_status(tt_rt_stream *s);
+
 static void event_release(tt_rt_event *e) {
     if (!e || atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1) return;
     pthread_mutex_destroy(&e->mu);
@@ -458,9 +460,7 @@ tt_status tt_rt_event_synchronize(tt_rt_event *e) {
     tt_rt_stream *s = &tt_rt_g.streams[device];
     atomic_fetch_add_explicit(&tt_rt_g.syncs, 1, memory_order_relaxed);
     tt_rt_stream_wait_until(s, target);
-    char msg[TT_RT_MSG_SIZE];
-    tt_status st = tt_rt_stream_take_error(s, msg, sizeof msg);
-    return st == TT_OK ? TT_OK : tt_error(st, "%s", msg);
+    return take_error_status(s);
 }
 
 tt_status tt_rt_event_block(tt_rt_event *e, int device) {
@@ -504,4 +504,24 @@ bool tt_rt_stream_query(int device) {
     atomic_thread_fence(memory_order_seq_cst);
     wake_worker(s);
     return false;
+}
+
+static tt_status take_error_status(tt_rt_stream *s) {
+    char msg[TT_RT_MSG_SIZE];
+    tt_status st = tt_rt_stream_take_error(s, msg, sizeof msg);
+    return st == TT_OK ? TT_OK : tt_error(st, "%s", msg);
+}
+
+tt_status tt_rt_event_poll(tt_rt_event *e, bool *done) {
+    int device;
+    uint64_t target;
+    *done = tt_rt_event_query(e);
+    if (!*done || !e || !event_position(e, &device, &target, NULL)) return TT_OK;
+    return take_error_status(&tt_rt_g.streams[device]);
+}
+
+tt_status tt_rt_stream_poll(int device, bool *done) {
+    *done = tt_rt_stream_query(device);
+    if (!*done || !tt_rt_device_valid(device)) return TT_OK;
+    return take_error_status(&tt_rt_g.streams[device]);
 }
