@@ -930,6 +930,340 @@ static void host_memory_limit_gives_out_of_memory_with_figures(void) {
     clear_env();
 }
 
+
+/* ---- events ---- */
+
+static bool poll_event(tt_rt_event *e, double seconds) {
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        if (tt_rt_event_query(e)) return true;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9 > seconds) return false;
+    }
+}
+
+static void an_event_completes_only_once_the_stream_has_run_past_it(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    float a[2] = {1, 2}, o[2] = {0};
+    tt_rt_storage *x = new_vec(0, a, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p = add_program(2);
+    tt_rt_event *e0 = NULL, *e1 = NULL;
+    TT_CHECK_OK(tt_rt_event_create(false, &e0));
+    TT_CHECK_OK(tt_rt_event_create(false, &e1));
+    TT_CHECK(tt_rt_event_query(e1) && tt_rt_event_device(e1) == -1); /* never recorded: complete, as on CUDA */
+    TT_CHECK_OK(tt_rt_event_synchronize(e1));
+    TT_CHECK_OK(tt_rt_event_record(e0, 0));
+    TT_CHECK_OK(tt_rt_event_synchronize(e0));
+    TT_CHECK(tt_rt_event_query(e0) && tt_rt_event_device(e0) == 0);
+    fk_gate(true);
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::add.Tensor"));
+    TT_CHECK_OK(tt_rt_event_record(e1, 0));
+    for (int i = 0; i < 100; i++) TT_CHECK(!tt_rt_event_query(e1)); /* the launch is held at the gate */
+    TT_CHECK(!tt_rt_stream_query(0));
+    TT_CHECK(tt_rt_stream_enqueued(0) > tt_rt_stream_completed(0));
+    TT_CHECK(tt_rt_event_query(e0)); /* an earlier position stays complete */
+    fk_gate(false);
+    TT_CHECK_OK(tt_rt_event_synchronize(e1));
+    TT_CHECK(tt_rt_event_query(e1));
+    TT_CHECK(tt_rt_stream_query(0) && tt_rt_stream_enqueued(0) == tt_rt_stream_completed(0));
+    TT_CHECK_OK(tt_rt_read(z, 0, o, sizeof o));
+    TT_CHECK(o[0] == 2 && o[1] == 4);
+    tt_rt_event_destroy(e0), tt_rt_event_destroy(e1);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+/* Small ops of a known cost may wait for a wake-up (see stream.c): a query must wake the worker, or a polling
+ * loop would spin forever. The bound turns a hang into a failure. */
+static void polling_query_alone_completes_small_queued_work(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    float a[2] = {1, 2}, o[2] = {0};
+    tt_rt_storage *x = new_vec(0, a, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p = add_program(2);
+    for (int i = 0; i < 4; i++) TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::add.Tensor")); /* timed now */
+    TT_CHECK_OK(tt_rt_synchronize(0));
+    tt_rt_event *e = NULL;
+    TT_CHECK_OK(tt_rt_event_create(false, &e));
+    for (int round = 0; round < 20; round++) {
+        TT_CHECK_OK(launch_add(0, p, z, x, z, 2, "aten::add.Tensor"));
+        TT_CHECK_OK(tt_rt_event_record(e, 0));
+        TT_CHECK(poll_event(e, 30.0));
+    }
+    TT_CHECK_OK(tt_rt_read(z, 0, o, sizeof o));
+    TT_CHECK(o[0] == 22 && o[1] == 44);
+    tt_rt_event_destroy(e);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+static void timing_events_measure_when_the_device_finished(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    float a[2] = {1, 2};
+    tt_rt_storage *x = new_vec(0, a, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p = add_program(2);
+    tt_rt_event *start = NULL, *end = NULL, *plain = NULL;
+    TT_CHECK_OK(tt_rt_event_create(true, &start));
+    TT_CHECK_OK(tt_rt_event_create(true, &end));
+    TT_CHECK_OK(tt_rt_event_create(false, &plain));
+    double ms = -1;
+    TT_CHECK(tt_rt_event_elapsed_ms(start, end, &ms) == TT_STATUS_INVALID_ARGUMENT); /* not recorded */
+    TT_CHECK(strstr(tt_last_error(), "recorded") != NULL);
+    TT_CHECK_OK(tt_rt_event_record(start, 0));
+    TT_CHECK_OK(tt_rt_event_synchronize(start)); /* stamped before the gate closes */
+    fk_gate(true);
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::add.Tensor"));
+    TT_CHECK_OK(tt_rt_event_record(end, 0));
+    TT_CHECK(tt_rt_event_elapsed_ms(start, end, &ms) == TT_STATUS_INVALID_ARGUMENT); /* end not complete */
+    TT_CHECK(strstr(tt_last_error(), "not yet complete") != NULL);
+    struct timespec hold = {0, 30 * 1000 * 1000};
+    nanosleep(&hold, NULL); /* the device is held for 30 ms: end is stamped after that */
+    fk_gate(false);
+    TT_CHECK_OK(tt_rt_event_synchronize(end));
+    TT_CHECK_OK(tt_rt_event_elapsed_ms(start, end, &ms));
+    TT_CHECK(ms >= 30.0); /* a lower bound only: a slow machine can only make it larger */
+    TT_CHECK_OK(tt_rt_event_record(plain, 0));
+    TT_CHECK_OK(tt_rt_event_synchronize(plain));
+    TT_CHECK(tt_rt_event_elapsed_ms(start, plain, &ms) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(strstr(tt_last_error(), "enable_timing=True") != NULL);
+    tt_rt_event_destroy(start), tt_rt_event_destroy(end), tt_rt_event_destroy(plain);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+static void an_event_sync_reports_a_queued_error_like_a_sync(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    tt_rt_storage *x = new_vec(0, NULL, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p = add_program(2);
+    fk_set(&fk.fail_at, 1);
+    tt_rt_event *e = NULL;
+    TT_CHECK_OK(tt_rt_event_create(true, &e));
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::mul.Tensor"));
+    TT_CHECK_OK(tt_rt_event_record(e, 0));
+    TT_CHECK(tt_rt_event_synchronize(e) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(strstr(tt_last_error(), "aten::mul.Tensor") && strstr(tt_last_error(), "fake failure number 1"));
+    TT_CHECK(tt_rt_event_query(e)); /* the marker is reached even though the op before it failed */
+    TT_CHECK_OK(tt_rt_synchronize(0)); /* taken by the event's sync */
+    /* Polling: not done -> no error yet; done -> the queued error once, then clean. */
+    fk_gate(true);
+    fk_set(&fk.fail_at, 2);
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::div.Tensor"));
+    TT_CHECK_OK(tt_rt_event_record(e, 0));
+    bool done = true;
+    TT_CHECK_OK(tt_rt_event_poll(e, &done));
+    TT_CHECK(!done);
+    TT_CHECK_OK(tt_rt_stream_poll(0, &done));
+    TT_CHECK(!done);
+    fk_gate(false);
+    tt_status st = TT_OK;
+    for (int i = 0; i < 100000000 && (st = tt_rt_event_poll(e, &done)) == TT_OK && !done; i++) {
+    }
+    TT_CHECK(st == TT_STATUS_INVALID_ARGUMENT && done && strstr(tt_last_error(), "aten::div.Tensor"));
+    TT_CHECK_OK(tt_rt_event_poll(e, &done));
+    TT_CHECK_OK(tt_rt_stream_poll(0, &done));
+    TT_CHECK(done);
+    tt_rt_event_destroy(e);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+static void events_in_debug_mode_complete_at_once(void) {
+    fake_start(1, TT_EAGER_DEBUG);
+    tt_rt_storage *x = new_vec(0, NULL, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p = add_program(2);
+    tt_rt_event *a = NULL, *b = NULL;
+    TT_CHECK_OK(tt_rt_event_create(true, &a));
+    TT_CHECK_OK(tt_rt_event_create(true, &b));
+    TT_CHECK_OK(tt_rt_event_record(a, 0));
+    TT_CHECK(tt_rt_event_query(a));
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::add.Tensor"));
+    TT_CHECK_OK(tt_rt_event_record(b, 0));
+    TT_CHECK(tt_rt_event_query(b));
+    double ms = -1;
+    TT_CHECK_OK(tt_rt_event_elapsed_ms(a, b, &ms));
+    TT_CHECK(ms >= 0);
+    TT_CHECK(tt_rt_event_record(a, 5) == TT_STATUS_INVALID_ARGUMENT); /* no tpu:5 */
+    tt_rt_event_destroy(a), tt_rt_event_destroy(b);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+static void an_event_destroyed_while_its_marker_is_queued_stays_valid(void) {
+    fake_start(2, TT_EAGER_STRICT);
+    tt_rt_storage *x = new_vec(0, NULL, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p = add_program(2);
+    fk_gate(true);
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::add.Tensor"));
+    tt_rt_event *e = NULL, *again = NULL;
+    TT_CHECK_OK(tt_rt_event_create(true, &e));
+    TT_CHECK_OK(tt_rt_event_record(e, 0));
+    tt_rt_event_destroy(e); /* the marker holds its own reference (ASan checks the worker's use) */
+    TT_CHECK_OK(tt_rt_event_create(false, &again));
+    TT_CHECK_OK(tt_rt_event_record(again, 0));
+    TT_CHECK_OK(tt_rt_event_record(again, 1)); /* re-recorded on another device: only the new position counts */
+    TT_CHECK_OK(tt_rt_event_synchronize(again));
+    TT_CHECK(tt_rt_event_query(again) && tt_rt_event_device(again) == 1);
+    TT_CHECK(!tt_rt_stream_query(0));
+    TT_CHECK_OK(tt_rt_event_block(again, 1)); /* same device: nothing to wait for */
+    fk_gate(false);
+    TT_CHECK_OK(tt_rt_synchronize(-1));
+    tt_rt_event_destroy(again);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+/* ---- the bounded compile cache and its telemetry ---- */
+
+typedef struct entry_list {
+    int n;
+    int64_t reads[8];
+    char ops[8][64];
+    size_t scratch;
+} entry_list;
+static void collect_entry(void *user, const tt_rt_cache_entry_stats *e) {
+    entry_list *l = user;
+    if (l->n < 8) {
+        l->reads[l->n] = e->read_count;
+        snprintf(l->ops[l->n], sizeof l->ops[0], "%s", e->first_op);
+        TT_CHECK(e->compilation_duration >= 0 && e->last_read > 1.0e9); /* wall-clock seconds */
+    }
+    l->scratch += e->scratch_bytes;
+    l->n++;
+}
+
+static void the_compile_cache_drops_the_least_recently_used_entry(void) {
+    fake_start(1, TT_EAGER_DEBUG);
+    TT_CHECK_OK(tt_rt_cache_set_capacity(2));
+    tt_rt_cache_reset_stats();
+    tt_rt_storage *x = new_vec(0, NULL, 8), *z = new_vec(0, NULL, 8);
+    tt_ir_program *p1 = add_program(1), *p2 = add_program(2), *p3 = add_program(3);
+    TT_CHECK_OK(launch_add(0, p1, x, x, z, 1, "op1"));
+    TT_CHECK_OK(launch_add(0, p2, x, x, z, 2, "op2"));
+    TT_CHECK_OK(launch_add(0, p1, x, x, z, 1, "op1")); /* hit: p1 is now the most recent */
+    TT_CHECK_OK(launch_add(0, p3, x, x, z, 3, "op3")); /* evicts p2 */
+    TT_CHECK(tt_rt_cache_size() == 2 && fk_get(&fk.live_exes) == 2);
+    TT_CHECK_OK(launch_add(0, p1, x, x, z, 1, "op1")); /* still cached */
+    TT_CHECK(fk_get(&fk.compiled) == 3);
+    entry_list l = {0};
+    tt_rt_cache_foreach(collect_entry, &l);
+    TT_CHECK(l.n == 2 && !strcmp(l.ops[0], "op1") && l.reads[0] == 2 && !strcmp(l.ops[1], "op3") && l.reads[1] == 0);
+    TT_CHECK_OK(launch_add(0, p2, x, x, z, 2, "op2")); /* evicted: compiled again, evicting p3 */
+    TT_CHECK(fk_get(&fk.compiled) == 4 && tt_rt_cache_size() == 2 && fk_get(&fk.live_exes) == 2);
+    tt_rt_cache_stats cs;
+    tt_rt_cache_stats_get(&cs);
+    TT_CHECK(cs.requests == 6 && cs.hits == 2 && cs.compilations == 4 && cs.evictions == 2 && cs.entries == 2 &&
+             cs.capacity == 2);
+    TT_CHECK(cs.scratch_bytes == 0); /* the fake driver has no scratch query */
+    TT_CHECK_OK(tt_rt_cache_set_capacity(1)); /* shrinking evicts at once */
+    TT_CHECK(tt_rt_cache_size() == 1 && fk_get(&fk.live_exes) == 1);
+    TT_CHECK(tt_rt_cache_set_capacity(-1) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK_OK(tt_rt_cache_set_capacity(0)); /* nothing cached: every launch compiles, nothing stays */
+    TT_CHECK_OK(launch_add(0, p2, x, x, z, 2, "op2"));
+    TT_CHECK_OK(launch_add(0, p2, x, x, z, 2, "op2"));
+    TT_CHECK(fk_get(&fk.compiled) == 6 && tt_rt_cache_size() == 0 && fk_get(&fk.live_exes) == 0);
+    tt_ir_program_destroy(p1), tt_ir_program_destroy(p2), tt_ir_program_destroy(p3);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+static void an_evicted_executable_lives_until_its_queued_launch_is_done(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    TT_CHECK_OK(tt_rt_cache_set_capacity(1));
+    float a[2] = {1, 2}, o[2] = {0};
+    tt_rt_storage *x = new_vec(0, a, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p1 = add_program(2), *p2 = add_program(1);
+    fk_gate(true);
+    TT_CHECK_OK(launch_add(0, p1, x, x, z, 2, "aten::add.Tensor"));
+    TT_CHECK_OK(launch_add(0, p2, x, x, z, 1, "aten::add.Tensor")); /* evicts p1 while its launch is queued */
+    TT_CHECK(tt_rt_cache_size() == 1 && fk_get(&fk.live_exes) == 2);
+    fk_gate(false);
+    TT_CHECK_OK(tt_rt_read(z, 0, o, sizeof o));
+    TT_CHECK(o[0] == 2 && o[1] == 4);
+    TT_CHECK(fk_get(&fk.live_exes) == 1);
+    tt_ir_program_destroy(p1), tt_ir_program_destroy(p2);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+static void cache_only_mode_fails_a_miss_naming_the_op(void) {
+    fake_start(1, TT_EAGER_DEBUG);
+    tt_rt_storage *x = new_vec(0, NULL, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p1 = add_program(2), *p2 = add_program(1);
+    TT_CHECK_OK(launch_add(0, p1, x, x, z, 2, "aten::add.Tensor"));
+    tt_rt_cache_set_only(true);
+    TT_CHECK(tt_rt_cache_get_only());
+    TT_CHECK_OK(launch_add(0, p1, x, x, z, 2, "aten::add.Tensor")); /* a hit is fine */
+    TT_CHECK(launch_add(0, p2, x, x, z, 1, "aten::sub.Tensor") == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(strstr(tt_last_error(), "aten::sub.Tensor") && strstr(tt_last_error(), "cache-only"));
+    TT_CHECK(fk_get(&fk.compiled) == 1);
+    tt_rt_cache_set_only(false);
+    tt_rt_cache_set_allow(false); /* every launch compiles, nothing is cached */
+    TT_CHECK(!tt_rt_cache_get_allow());
+    int64_t before = tt_rt_cache_size();
+    TT_CHECK_OK(launch_add(0, p1, x, x, z, 2, "aten::add.Tensor"));
+    TT_CHECK_OK(launch_add(0, p1, x, x, z, 2, "aten::add.Tensor"));
+    TT_CHECK(fk_get(&fk.compiled) == 3 && tt_rt_cache_size() == before);
+    tt_rt_cache_set_allow(true);
+    tt_ir_program_destroy(p1), tt_ir_program_destroy(p2);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+static void cache_entries_come_from_the_environment(void) {
+    clear_env();
+    setenv("TORCHTPU_CACHE_ENTRIES", "3", 1);
+    TT_CHECK_OK(tt_rt_init());
+    tt_rt_cache_stats cs;
+    tt_rt_cache_stats_get(&cs);
+    TT_CHECK(cs.capacity == 3);
+    tt_rt_shutdown();
+    const char *bad[] = {"x", "-1", "3k", "99999999999999999999"};
+    for (int i = 0; i < 4; i++) {
+        setenv("TORCHTPU_CACHE_ENTRIES", bad[i], 1);
+        TT_CHECK(tt_rt_init() == TT_STATUS_INVALID_ARGUMENT);
+        TT_CHECK(strstr(tt_last_error(), "TORCHTPU_CACHE_ENTRIES") != NULL);
+    }
+    unsetenv("TORCHTPU_CACHE_ENTRIES");
+    TT_CHECK_OK(tt_rt_init());
+    tt_rt_cache_stats_get(&cs);
+    TT_CHECK(cs.capacity == 4096);
+    tt_rt_shutdown();
+}
+
+/* The host driver's executables keep scratch arenas: counted while cached, gone with the entry. A big program
+ * runs in row blocks, whose chunk executables count their arenas in the whole program's. */
+static void host_executables_scratch_is_counted_and_freed_with_the_entry(void) {
+    clear_env();
+    TT_CHECK_OK(tt_rt_init());
+    TT_CHECK_OK(tt_rt_set_eager_mode(TT_EAGER_DEBUG));
+    tt_rt_cache_clear();
+    int64_t sizes[2] = {1000, 1 << 20};
+    for (int k = 0; k < 2; k++) {
+        int64_t n = sizes[k];
+        tt_rt_storage *x = new_vec(0, NULL, n), *z = new_vec(0, NULL, n);
+        tt_ir_program *p = add_program(n);
+        TT_CHECK_OK(launch_add(0, p, x, x, z, n, "aten::add.Tensor"));
+        tt_rt_cache_stats cs;
+        tt_rt_cache_stats_get(&cs);
+        TT_CHECK(cs.entries == 1 && cs.scratch_bytes > 0);
+        entry_list l = {0};
+        tt_rt_cache_foreach(collect_entry, &l);
+        TT_CHECK(l.n == 1 && l.scratch == cs.scratch_bytes);
+        tt_rt_cache_clear();
+        tt_rt_cache_stats_get(&cs);
+        TT_CHECK(cs.entries == 0 && cs.scratch_bytes == 0);
+        tt_ir_program_destroy(p);
+        tt_rt_storage_release(x), tt_rt_storage_release(z);
+    }
+    tt_rt_shutdown();
+}
+
 int main(void) {
     static const tt_test_case cases[] = {
         {"strict launch returns before the work is done", strict_launch_returns_before_the_work_is_done},
@@ -965,6 +1299,22 @@ int main(void) {
         {"host add runs in debug and strict", host_add_runs_in_debug_and_strict},
         {"two host devices and a copy between them", two_host_devices_and_a_copy_between_them},
         {"host memory limit gives out of memory with figures", host_memory_limit_gives_out_of_memory_with_figures},
+        {"an event completes only once the stream has run past it",
+         an_event_completes_only_once_the_stream_has_run_past_it},
+        {"polling query alone completes small queued work", polling_query_alone_completes_small_queued_work},
+        {"timing events measure when the device finished", timing_events_measure_when_the_device_finished},
+        {"an event sync reports a queued error like a sync", an_event_sync_reports_a_queued_error_like_a_sync},
+        {"events in debug mode complete at once", events_in_debug_mode_complete_at_once},
+        {"an event destroyed while its marker is queued stays valid",
+         an_event_destroyed_while_its_marker_is_queued_stays_valid},
+        {"the compile cache drops the least recently used entry",
+         the_compile_cache_drops_the_least_recently_used_entry},
+        {"an evicted executable lives until its queued launch is done",
+         an_evicted_executable_lives_until_its_queued_launch_is_done},
+        {"cache only mode fails a miss naming the op", cache_only_mode_fails_a_miss_naming_the_op},
+        {"cache entries come from the environment", cache_entries_come_from_the_environment},
+        {"host executables' scratch is counted and freed with the entry",
+         host_executables_scratch_is_counted_and_freed_with_the_entry},
         {NULL, NULL},
     };
     return tt_test_run(cases);

@@ -6,6 +6,12 @@
 #include <mutex>
 #include <unordered_map>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
 #include "shim.h"
 
 namespace torchtpu {
@@ -37,6 +43,40 @@ tt_rt_storage* live_find(const void* a) {
     return it == g_live.end() ? nullptr : it->second;
 }
 }  // namespace
+// The compile cache's executables keep host scratch arenas (the host driver's devices share them): they are
+// counted as reserved memory of tpu:0, so that torch.accelerator.memory_reserved() shows them.
+tt_rt_memory_stats device_memory_stats(c10::DeviceIndex device) {
+    ensure_init();
+    tt_rt_memory_stats m{};
+    TT_CHECK(tt_rt_memory_stats_get(device, &m));
+    if (device == 0) {
+        tt_rt_cache_stats cs{};
+        tt_rt_cache_stats_get(&cs);
+        m.reserved += cs.scratch_bytes;
+        m.peak_reserved = std::max(m.peak_reserved, m.reserved);
+    }
+    return m;
+}
+
+// (free, total) as torch.cuda.mem_get_info: with a memory limit, the limit and what the device has not reserved
+// under it; without one the device is this machine's RAM: its size and what the kernel reports available.
+std::pair<size_t, size_t> device_memory_info(c10::DeviceIndex device) {
+    tt_rt_memory_stats m = device_memory_stats(device);
+    if (m.limit) return {m.limit > m.reserved ? m.limit - m.reserved : 0, m.limit};
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t total = page * (size_t)sysconf(_SC_PHYS_PAGES);
+    size_t avail = page * (size_t)sysconf(_SC_AVPHYS_PAGES);
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    size_t kb = 0;
+    std::string unit;
+    while (meminfo >> key >> kb >> unit)
+        if (key == "MemAvailable:") {
+            avail = kb * 1024;
+            break;
+        }
+    return {std::min(avail, total), total};
+}
 
 // DataPtr: data = the driver's buffer address (never dereferenced here), context = the tt_rt_storage.
 struct TpuAllocator final : public c10::DeviceAllocator {
@@ -76,24 +116,25 @@ struct TpuAllocator final : public c10::DeviceAllocator {
         for (int d = 0; d < tt_rt_device_count(); d++) tt_rt_empty_cache(d);
     }
     void recordStream(const at::DataPtr&, c10::Stream) override {}
+    // One pool: only the aggregate ("all") entries are filled. Cumulative byte totals (".allocated" / ".freed")
+    // are not kept by the runtime and stay 0; "allocation.all.allocated" is the number of storages created.
     c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override {
-        ensure_init();
-        tt_rt_memory_stats m{};
-        TT_CHECK(tt_rt_memory_stats_get(device < 0 ? current_device() : device, &m));
+        tt_rt_memory_stats m = device_memory_stats(device < 0 ? current_device() : device);
         c10::CachingDeviceAllocator::DeviceStats s;
-        auto fill = [](c10::CachingAllocator::StatArray& a, int64_t cur, int64_t peak) {
-            for (auto& x : a) {
-                x.current = cur;
-                x.peak = peak;
-                x.allocated = peak;
-            }
+        constexpr size_t all = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+        auto fill = [](c10::CachingAllocator::Stat& x, size_t cur, size_t peak) {
+            x.current = (int64_t)cur;
+            x.peak = (int64_t)peak;
         };
-        fill(s.allocated_bytes, (int64_t)m.allocated, (int64_t)m.peak_allocated);
-        fill(s.active_bytes, (int64_t)m.allocated, (int64_t)m.peak_allocated);
-        fill(s.reserved_bytes, (int64_t)m.reserved, (int64_t)m.peak_reserved);
-        fill(s.requested_bytes, (int64_t)m.allocated, (int64_t)m.peak_allocated);
-        fill(s.allocation, m.n_allocs, m.n_allocs);
+        fill(s.allocated_bytes[all], m.allocated, m.peak_allocated);
+        fill(s.active_bytes[all], m.allocated, m.peak_allocated);
+        fill(s.reserved_bytes[all], m.reserved, m.peak_reserved);
+        fill(s.requested_bytes[all], m.allocated, m.peak_allocated);
+        s.allocation[all].allocated = m.n_allocs;
         return s;
+    }
+    std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
+        return device_memory_info(device < 0 ? current_device() : device);
     }
     void resetAccumulatedStats(c10::DeviceIndex) override {}
     void resetPeakStats(c10::DeviceIndex device) override {

@@ -23,6 +23,9 @@ struct TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
         return c10::Stream(c10::Stream::DEFAULT, c10::Device(kType, d.index() < 0 ? current_device() : d.index()));
     }
     c10::Stream getDefaultStream(c10::Device d) const override { return getStream(d); }
+    // One in-order stream per device: every "new" or pooled stream is that stream.
+    c10::Stream getStreamFromGlobalPool(c10::Device d, bool) const override { return getStream(d); }
+    c10::Stream getNewStream(c10::Device d, int) const override { return getStream(d); }
     c10::Stream exchangeStream(c10::Stream s) const override { return getStream(s.device()); }
     c10::DeviceIndex deviceCount() const noexcept override {
         try {
@@ -32,20 +35,47 @@ struct TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
         }
         return (c10::DeviceIndex)tt_rt_device_count();
     }
-    bool queryStream(const c10::Stream&) const override { return false; }
+    // Queries never block; once the work is done they raise a queued op's error, as CUDA's do.
+    bool queryStream(const c10::Stream& s) const override {
+        ensure_init();
+        bool done = false;
+        TT_CHECK(tt_rt_stream_poll(s.device_index(), &done));
+        return done;
+    }
     void synchronizeStream(const c10::Stream& s) const override { TT_CHECK(tt_rt_synchronize(s.device_index())); }
     void synchronizeDevice(const c10::DeviceIndex d) const override { TT_CHECK(tt_rt_synchronize(d)); }
-    // Events: the queue is in order, so an event is a no-op marker and waiting on one is a sync.
-    void destroyEvent(void*, const c10::DeviceIndex) const noexcept override {}
-    void record(void** event, const c10::Stream&, const c10::DeviceIndex, const c10::EventFlag) const override {
-        if (!*event) *event = reinterpret_cast<void*>(1);
+    // Events are the runtime's (tt_rt_event): a position in the device's queue, stamped by the worker when
+    // timing (c10's BACKEND_DEFAULT flag is enable_timing=True, as on CUDA).
+    void destroyEvent(void* event, const c10::DeviceIndex) const noexcept override {
+        tt_rt_event_destroy(static_cast<tt_rt_event*>(event));
     }
-    void block(void*, const c10::Stream&) const override {}
-    bool queryEvent(void*) const override {  // completes the queue; a queued error is raised, not dropped
-        TT_CHECK(tt_rt_synchronize(-1));
-        return true;
+    void record(void** event, const c10::Stream& stream, const c10::DeviceIndex,
+                const c10::EventFlag flag) const override {
+        ensure_init();
+        if (!*event) {
+            tt_rt_event* e = nullptr;
+            TT_CHECK(tt_rt_event_create(flag == c10::EventFlag::BACKEND_DEFAULT, &e));
+            *event = e;
+        }
+        TT_CHECK(tt_rt_event_record(static_cast<tt_rt_event*>(*event), stream.device_index()));
     }
-    void synchronizeEvent(void*) const override { TT_CHECK(tt_rt_synchronize(-1)); }
+    void block(void* event, const c10::Stream& stream) const override {
+        if (event) TT_CHECK(tt_rt_event_block(static_cast<tt_rt_event*>(event), stream.device_index()));
+    }
+    bool queryEvent(void* event) const override {
+        bool done = true;
+        if (event) TT_CHECK(tt_rt_event_poll(static_cast<tt_rt_event*>(event), &done));
+        return done;
+    }
+    void synchronizeEvent(void* event) const override {  // a queued error is raised, as by a sync
+        if (event) TT_CHECK(tt_rt_event_synchronize(static_cast<tt_rt_event*>(event)));
+    }
+    double elapsedTime(void* start, void* end, const c10::DeviceIndex) const override {
+        TORCH_CHECK(start && end, "Both events must be recorded before calculating elapsed time.");
+        double ms = 0;
+        TT_CHECK(tt_rt_event_elapsed_ms(static_cast<tt_rt_event*>(start), static_cast<tt_rt_event*>(end), &ms));
+        return ms;
+    }
 };
 
 C10_REGISTER_GUARD_IMPL(PrivateUse1, TpuGuardImpl);

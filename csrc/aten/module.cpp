@@ -117,4 +117,70 @@ PYBIND11_MODULE(_C, m) {
     m.def("trace_end", &trace_end);
     m.def("host_cpu_features", [] { return std::string(tt_host_cpu_features()); });
     m.def("host_num_threads", [] { return tt_host_num_threads(); });
+
+    // ---- device API: streams, memory, compile cache telemetry (device helper)
+    m.def("device_stats", [](int d) {
+        tt_rt_memory_stats ms = device_memory_stats((c10::DeviceIndex)d);
+        py::dict r;
+        r["allocated"] = ms.allocated;
+        r["peak_allocated"] = ms.peak_allocated;
+        r["reserved"] = ms.reserved;
+        r["peak_reserved"] = ms.peak_reserved;
+        r["limit"] = ms.limit;
+        r["n_allocs"] = ms.n_allocs;
+        return r;
+    });
+    m.def("mem_get_info", [](int d) {
+        ensure_init();
+        TORCH_CHECK(d >= 0 && d < tt_rt_device_count(), "Invalid device index tpu:", d);
+        return device_memory_info((c10::DeviceIndex)d);
+    });
+    m.def("stream_position", [](int d) {
+        ensure_init();
+        return std::make_pair(tt_rt_stream_enqueued(d), tt_rt_stream_completed(d));
+    });
+    m.def("cache_stats", [] {
+        ensure_init();
+        tt_rt_cache_stats cs{};
+        tt_rt_cache_stats_get(&cs);
+        py::dict r;
+        r["requests"] = cs.requests;
+        r["hits"] = cs.hits;
+        r["compilations"] = cs.compilations;
+        r["evictions"] = cs.evictions;
+        r["entries"] = cs.entries;
+        r["capacity"] = cs.capacity;
+        r["scratch_bytes"] = cs.scratch_bytes;
+        // Copied under the cache lock (the entry's op name is borrowed); Python objects are made after it.
+        std::pair<std::vector<tt_rt_cache_entry_stats>, std::vector<std::string>> got;
+        tt_rt_cache_foreach(
+            [](void* u, const tt_rt_cache_entry_stats* e) {
+                auto* p = static_cast<decltype(got)*>(u);
+                p->first.push_back(*e);
+                p->second.push_back(e->first_op ? e->first_op : "");
+            },
+            &got);
+        auto& es = got.first;
+        auto& ops = got.second;
+        py::list entries;
+        for (size_t i = 0; i < es.size(); i++) {
+            py::dict e;
+            e["key"] = es[i].key;
+            e["compilation_duration"] = es[i].compilation_duration;
+            e["last_read"] = es[i].last_read;
+            e["read_count"] = es[i].read_count;
+            e["scratch_bytes"] = es[i].scratch_bytes;
+            e["first_op"] = ops[i];
+            entries.append(e);
+        }
+        r["per_entry"] = entries;
+        return r;
+    });
+    m.def("cache_reset_stats", [] { ensure_init(); tt_rt_cache_reset_stats(); });
+    m.def("cache_set_capacity", [](int64_t n) { ensure_init(); check(tt_rt_cache_set_capacity(n)); });
+    m.def("cache_set_only", [](bool on) { tt_rt_cache_set_only(on); });
+    m.def("cache_get_only", [] { return tt_rt_cache_get_only(); });
+    m.def("cache_set_allow", [](bool on) { tt_rt_cache_set_allow(on); });
+    m.def("cache_get_allow", [] { return tt_rt_cache_get_allow(); });
+    m.def("cache_set_dump_on_miss", [](bool on) { tt_rt_cache_set_dump_on_miss(on); });
 }

@@ -36,6 +36,10 @@ tt_rt_tensor view_of(const at::Tensor& t);       // storage + offset + sizes + s
 c10::Allocator* tpu_allocator();                       // allocates on the current device
 c10::Allocator* tpu_allocator_for(c10::DeviceIndex d);  // allocates on device d (a process-lifetime object)
 at::DataPtr allocate_on(c10::DeviceIndex d, size_t nbytes);  // a storage's memory on device d
+
+// ---- device memory as torch.accelerator reports it (allocator.cpp)
+tt_rt_memory_stats device_memory_stats(c10::DeviceIndex d);         // the runtime's, plus executables' scratch
+std::pair<size_t, size_t> device_memory_info(c10::DeviceIndex d);   // (free, total) bytes
 const at::Generator& default_generator(c10::DeviceIndex d);    // d < 0: the current device
 at::Generator new_generator(c10::DeviceIndex d);              // a private generator (torch.Generator("tpu"))
 at::Tensor empty_tpu(at::IntArrayRef sizes, c10::ScalarType dtype, c10::DeviceIndex device);

@@ -75,6 +75,9 @@ typedef struct tt_driver_i {
     bool (*supports_op)(void *ctx, tt_ir_op op, tt_dtype dtype);
     tt_status (*memory_stats)(void *ctx, int device, tt_driver_memory_stats *out); /* optional */
     void (*destroy)(void *ctx);
+    /* Optional (may be NULL; check struct_size): host scratch bytes the executable holds now (arenas kept for
+     * later executions), so the runtime can count them in memory stats. They are freed with the executable. */
+    size_t (*executable_scratch_bytes)(void *ctx, const tt_executable *exe);
 } tt_driver_i;
 
 typedef struct tt_driver {

@@ -87,6 +87,46 @@ tt_status tt_rt_write(tt_rt_storage *dst, size_t offset, const void *src, size_t
 /* Device -> device bytes (any two devices); ordered after queued work on both. */
 tt_status tt_rt_copy(tt_rt_storage *dst, size_t dst_offset, tt_rt_storage *src, size_t src_offset, size_t nbytes);
 
+/* ---- events and stream positions ----
+ * Each device has one in-order stream. Its position is a sequence number: the items (launches, writes, event
+ * markers) enqueued on the device so far; an item is complete once the stream's completed count passes it.
+ * An event records a position: record enqueues a marker behind everything queued on the device so far, and the
+ * event is complete once the stream has run past it. A timing event also holds the time the worker reached its
+ * marker (all earlier work done): elapsed times are device-side completion times. In DEBUG mode work has
+ * already run when record is called, so a record completes at once.
+ *
+ *   tt_rt_event *a, *b;  tt_rt_event_create(true, &a);  tt_rt_event_create(true, &b);
+ *   tt_rt_event_record(a, 0);  ...launches...  tt_rt_event_record(b, 0);
+ *   tt_rt_event_synchronize(b);                 // waits for b's position; returns a queued error like a sync
+ *   double ms;  tt_rt_event_elapsed_ms(a, b, &ms);
+ *   tt_rt_event_destroy(a);  tt_rt_event_destroy(b);   // a marker still queued keeps its own reference */
+typedef struct tt_rt_event tt_rt_event;
+tt_status tt_rt_event_create(bool timing, tt_rt_event **out);
+void tt_rt_event_destroy(tt_rt_event *e); /* accepts NULL */
+/* Records the position of device's stream (re-recording moves the event, possibly to another device). */
+tt_status tt_rt_event_record(tt_rt_event *e, int device);
+/* True if never recorded or complete. Never blocks; wakes the device's worker if it sleeps on queued work. */
+bool tt_rt_event_query(tt_rt_event *e);
+/* Waits until the event is complete (no-op if never recorded), then takes and returns the device's queued
+ * error, as a sync does. */
+tt_status tt_rt_event_synchronize(tt_rt_event *e);
+/* Makes work later enqueued on device run after e: a no-op on e's own device (the stream is in order); for
+ * another device the calling thread waits for e (errors stay queued for the next sync). */
+tt_status tt_rt_event_block(tt_rt_event *e, int device);
+/* Milliseconds from start to end. Both must be timing events, recorded and complete (else INVALID_ARGUMENT). */
+tt_status tt_rt_event_elapsed_ms(tt_rt_event *start, tt_rt_event *end, double *ms);
+int tt_rt_event_device(const tt_rt_event *e); /* -1 until recorded */
+bool tt_rt_event_timing(const tt_rt_event *e);
+/* Items enqueued on / completed by device's stream so far (0 for a bad device). */
+uint64_t tt_rt_stream_enqueued(int device);
+uint64_t tt_rt_stream_completed(int device);
+/* True if everything enqueued on device is done; wakes a sleeping worker otherwise. Never blocks. */
+bool tt_rt_stream_query(int device);
+/* The queries as CUDA's: *done as above, and once done the device's queued error (if any) is taken and returned,
+ * as a sync returns it, so polling code sees a failure instead of spinning or dropping it. */
+tt_status tt_rt_event_poll(tt_rt_event *e, bool *done);
+tt_status tt_rt_stream_poll(int device, bool *done);
+
 /* ---- eager mode ---- */
 tt_status tt_rt_set_eager_mode(tt_rt_eager_mode mode); /* syncs first; FUSED is TT_STATUS_UNSUPPORTED for now */
 tt_rt_eager_mode tt_rt_get_eager_mode(void);
@@ -117,9 +157,45 @@ tt_status tt_rt_memory_stats_get(int device, tt_rt_memory_stats *out);
 void tt_rt_memory_reset_peak(int device);  /* both peaks restart from the current values */
 void tt_rt_empty_cache(int device);        /* -1: every device. Waits for queued work, then frees cached buffers */
 
-/* ---- compile cache ---- */
+/* ---- compile cache ----
+ * Bounded, least recently used first out: TORCHTPU_CACHE_ENTRIES (default 4096; 0 = no caching) entries. An
+ * evicted executable is freed once no queued launch holds it, with its scratch. */
 void tt_rt_cache_clear(void);
 int64_t tt_rt_cache_size(void);
+/* Cache telemetry (Google TorchTPU's torch.tpu._get_cache_stats). Times are seconds. */
+typedef struct tt_rt_cache_stats {
+    int64_t requests;      /* lookups: one per launch */
+    int64_t hits;
+    int64_t compilations;
+    int64_t evictions;
+    int64_t entries;       /* now */
+    int64_t capacity;
+    size_t scratch_bytes;  /* host scratch held by the cached executables now (0 if the driver cannot tell) */
+} tt_rt_cache_stats;
+typedef struct tt_rt_cache_entry_stats {
+    uint64_t key;                /* the program's structural hash mixed with the driver's name */
+    double compilation_duration; /* seconds the driver took to compile it */
+    double last_read;            /* CLOCK_REALTIME seconds of the last lookup that returned it (its insert) */
+    int64_t read_count;          /* hits */
+    size_t scratch_bytes;
+    const char *first_op;        /* op that compiled it (borrowed until the entry goes; "" if unknown) */
+} tt_rt_cache_entry_stats;
+void tt_rt_cache_stats_get(tt_rt_cache_stats *out);
+/* Calls fn for every cached entry, most recently used first, under the cache lock (fn must not use the cache). */
+void tt_rt_cache_foreach(void (*fn)(void *user, const tt_rt_cache_entry_stats *e), void *user);
+void tt_rt_cache_reset_stats(void); /* zeroes requests, hits, compilations, evictions */
+/* Evicts down to n entries; later inserts keep at most n (0: nothing is cached). Negative: INVALID_ARGUMENT. */
+tt_status tt_rt_cache_set_capacity(int64_t n);
+/* Cache-only: a miss fails (INVALID_ARGUMENT naming the program) instead of compiling. */
+void tt_rt_cache_set_only(bool on);
+bool tt_rt_cache_get_only(void);
+/* allow = false: every launch compiles a fresh executable, used once and never cached. */
+void tt_rt_cache_set_allow(bool allow);
+bool tt_rt_cache_get_allow(void);
+/* On a miss, print the program as StableHLO to stderr before compiling. */
+void tt_rt_cache_set_dump_on_miss(bool on);
+/* For the runtime's start-up: reads TORCHTPU_CACHE_ENTRIES. */
+tt_status tt_rt_cache_configure(void);
 
 /* ---- metrics (process-wide counters) ---- */
 typedef struct tt_rt_metrics {

@@ -191,7 +191,7 @@ tt_status tt_rt_launch(int device, tt_ir_program *program, const tt_rt_arg *args
     const char *op = op_name ? op_name : "launch";
     if ((st = check_launch(device, program, args, n_args, results, n_results, op)) != TT_OK) return st;
     tt_rt_cache_entry *entry = NULL;
-    if ((st = tt_rt_cache_acquire(program, &entry)) != TT_OK) return prefixed(st, op);
+    if ((st = tt_rt_cache_acquire(program, op, &entry)) != TT_OK) return prefixed(st, op);
     int mode = atomic_load_explicit(&tt_rt_g.mode, memory_order_relaxed);
     atomic_fetch_add_explicit(&tt_rt_g.ops[mode], 1, memory_order_relaxed);
     if (mode == TT_EAGER_DEBUG) return launch_debug(device, entry, args, n_args, results, n_results, op);

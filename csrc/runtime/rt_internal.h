@@ -26,8 +26,9 @@ struct tt_rt_storage {
 /* ---- compile cache (cache.c) ---- */
 typedef struct tt_rt_cache_entry tt_rt_cache_entry;
 /* The cached executable of program (compiled on a miss); *out is a new reference, dropped with
- * tt_rt_cache_entry_release (from any thread). Errors carry the driver's message. */
-tt_status tt_rt_cache_acquire(tt_ir_program *program, tt_rt_cache_entry **out);
+ * tt_rt_cache_entry_release (from any thread). Errors carry the driver's message. op_name (may be NULL) is kept
+ * for telemetry as the entry's first op. */
+tt_status tt_rt_cache_acquire(tt_ir_program *program, const char *op_name, tt_rt_cache_entry **out);
 tt_executable *tt_rt_cache_entry_exe(const tt_rt_cache_entry *e);
 void tt_rt_cache_entry_release(tt_rt_cache_entry *e);
 /* Measured run time of the executable (a moving average, nanoseconds); -1 until it has run in a stream. */
@@ -36,7 +37,7 @@ void tt_rt_cache_entry_note_cost(tt_rt_cache_entry *e, int64_t ns);
 void tt_rt_cache_fini(void); /* drops every entry and the table (shutdown) */
 
 /* ---- streams (stream.c) ---- */
-typedef enum tt_rt_work_kind { TT_RT_WORK_NOP = 0, TT_RT_WORK_LAUNCH, TT_RT_WORK_WRITE } tt_rt_work_kind;
+typedef enum tt_rt_work_kind { TT_RT_WORK_NOP = 0, TT_RT_WORK_LAUNCH, TT_RT_WORK_WRITE, TT_RT_WORK_EVENT } tt_rt_work_kind;
 
 #define TT_RT_WORK_INLINE 4   /* args + results a slot holds without a heap block (most ops have 2 or 3) */
 #define TT_RT_WORK_NAME 64    /* op-name bytes (with the NUL) a slot holds without a heap block */
@@ -56,6 +57,7 @@ typedef struct tt_rt_work {
     const char *op_name;       /* into inline_name or heap */
     size_t offset, nbytes;     /* WRITE: into storages[0] */
     const void *data;          /* WRITE: into inline.bytes or heap */
+    tt_rt_event *event;        /* EVENT: one reference; the worker marks it reached (even after a failure) */
     void *heap;                /* owned, may be NULL */
     union {
         tt_exec_arg exec[TT_RT_WORK_INLINE];
@@ -102,6 +104,8 @@ tt_status tt_rt_stream_reserve(tt_rt_stream *s, tt_rt_work **w, uint64_t *ticket
 void tt_rt_stream_publish(tt_rt_stream *s, tt_rt_work *w, uint64_t ticket, int64_t cost_ns);
 /* Waits until every item claimed before the call is done. */
 void tt_rt_stream_wait_idle(tt_rt_stream *s);
+/* Waits until the items below ticket target are done (deq >= target). */
+void tt_rt_stream_wait_until(tt_rt_stream *s, uint64_t target);
 /* Takes the recorded error (status + message) and clears it; TT_OK when none. */
 tt_status tt_rt_stream_take_error(tt_rt_stream *s, char *msg, size_t msg_size);
 /* Runs one item (on whichever thread); on failure the message is "<op>: <driver message>" in msg. */

@@ -115,6 +115,7 @@ tt_status tt_rt_init(void) {
     tt_rt_eager_mode mode;
     if ((st = read_mode(&mode)) != TT_OK) goto out;
     if ((st = read_cache_max()) != TT_OK) goto out;
+    if ((st = tt_rt_cache_configure()) != TT_OK) goto out;
     /* The driver sits behind a tt_driver pointer so that a pjrt driver slots in here later. */
     v = env_nonempty("TORCHTPU_DRIVER");
     if (v && strcmp(v, "host") != 0) {
@@ -142,7 +143,8 @@ tt_status tt_rt_init_with_driver(tt_driver *driver) {
     if (atomic_load_explicit(&tt_rt_g.ready, memory_order_acquire)) {
         tt_driver_destroy(driver);
         st = tt_error(TT_STATUS_INVALID_ARGUMENT, "tt_rt_init_with_driver: the runtime is already running");
-    } else if ((st = read_mode(&mode)) != TT_OK || (st = read_cache_max()) != TT_OK) {
+    } else if ((st = read_mode(&mode)) != TT_OK || (st = read_cache_max()) != TT_OK ||
+               (st = tt_rt_cache_configure()) != TT_OK) {
         tt_driver_destroy(driver);
     } else {
         tt_rt_g.driver = driver;

@@ -73,12 +73,16 @@ fail0:
     return tt_error(TT_STATUS_INTERNAL, "could not create the synchronisation objects of tpu:%d's stream", device);
 }
 
+static void event_release(tt_rt_event *e);
+
 void tt_rt_work_clear(tt_rt_work *w) {
     for (int32_t i = 0; i < w->n_storages; i++) tt_rt_storage_release(w->storages[i]);
     tt_rt_cache_entry_release(w->entry);
+    if (w->kind == TT_RT_WORK_EVENT) event_release(w->event);
     free(w->heap);
     w->heap = NULL;
     w->entry = NULL;
+    w->event = NULL;
     w->n_storages = 0;
     w->kind = TT_RT_WORK_NOP;
 }
@@ -142,6 +146,8 @@ static bool wait_published(tt_rt_stream *s, tt_rt_work *w, uint64_t ticket) {
     return true;
 }
 
+static void event_reached(tt_rt_event *e, int device, uint64_t target);
+
 static void *worker_main(void *arg) {
     tt_rt_stream *s = arg;
     tt_rt_work *ring = atomic_load(&s->ring);
@@ -160,6 +166,8 @@ static void *worker_main(void *arg) {
         } else if (!skip) {
             st = tt_rt_work_run(w, msg, sizeof msg);
         }
+        /* A marker is reached even when items are being skipped: the event completes, its sync reports the error. */
+        if (w->kind == TT_RT_WORK_EVENT) event_reached(w->event, w->device, ticket + 1);
         tt_rt_work_clear(w); /* may free storages and executables: done before the item counts as finished */
         if (st != TT_OK) {
             pthread_mutex_lock(&s->mu);
@@ -265,8 +273,9 @@ void tt_rt_stream_publish(tt_rt_stream *s, tt_rt_work *w, uint64_t ticket, int64
     wake_worker(s);
 }
 
-void tt_rt_stream_wait_idle(tt_rt_stream *s) {
-    uint64_t target = atomic_load(&s->enq);
+void tt_rt_stream_wait_idle(tt_rt_stream *s) { tt_rt_stream_wait_until(s, atomic_load(&s->enq)); }
+
+void tt_rt_stream_wait_until(tt_rt_stream *s, uint64_t target) {
     if (atomic_load_explicit(&s->deq, memory_order_acquire) >= target) return;
     atomic_thread_fence(memory_order_seq_cst);
     wake_worker(s); /* small work may wait for a sync to run */
@@ -319,4 +328,200 @@ void tt_rt_stream_fini(tt_rt_stream *s) {
     pthread_cond_destroy(&s->cv_work);
     pthread_mutex_destroy(&s->mu);
     s->started = false;
+}
+
+/* ---- events ----
+ * An event is a (device, target) pair: complete once the device's deq >= target. Recording in STRICT mode
+ * enqueues a marker item (target = its ticket + 1) so that the worker can stamp the time it reached it; the
+ * marker holds a reference, so an event destroyed while its marker is queued stays valid until the worker
+ * passes it. The mutex orders a re-record against the worker's stamp of an older marker (the stamp counts only
+ * if the marker is still the event's current one). Events are rare next to launches: a lock is cheap here. */
+struct tt_rt_event {
+    _Atomic int64_t refs;
+    bool timing;
+    pthread_mutex_t mu;
+    int device;          /* -1 until recorded */
+    uint64_t target;
+    int64_t done_ns;     /* timing: when its marker was reached; -1 while pending */
+    uint32_t generation; /* tt_rt_g.generation when recorded: a marker of an earlier start-up counts as complete */
+};
+
+static tt_status take_error_status(tt_rt_stream *s);
+
+static void event_release(tt_rt_event *e) {
+    if (!e || atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1) return;
+    pthread_mutex_destroy(&e->mu);
+    free(e);
+}
+
+static void event_reached(tt_rt_event *e, int device, uint64_t target) {
+    pthread_mutex_lock(&e->mu);
+    if (e->device == device && e->target == target && e->timing) e->done_ns = now_ns();
+    pthread_mutex_unlock(&e->mu);
+}
+
+tt_status tt_rt_event_create(bool timing, tt_rt_event **out) {
+    if (!out) return tt_error(TT_STATUS_INVALID_ARGUMENT, "tt_rt_event_create: out is NULL");
+    tt_rt_event *e = calloc(1, sizeof *e);
+    if (!e) return tt_error(TT_STATUS_OUT_OF_MEMORY, "out of host memory for an event");
+    if (pthread_mutex_init(&e->mu, NULL)) {
+        free(e);
+        return tt_error(TT_STATUS_INTERNAL, "could not create an event's lock");
+    }
+    atomic_init(&e->refs, 1);
+    e->timing = timing;
+    e->device = -1;
+    e->done_ns = -1;
+    *out = e;
+    return TT_OK;
+}
+
+void tt_rt_event_destroy(tt_rt_event *e) { event_release(e); }
+
+int tt_rt_event_device(const tt_rt_event *e) {
+    if (!e) return -1;
+    pthread_mutex_lock((pthread_mutex_t *)&e->mu);
+    int d = e->device;
+    pthread_mutex_unlock((pthread_mutex_t *)&e->mu);
+    return d;
+}
+
+bool tt_rt_event_timing(const tt_rt_event *e) { return e && e->timing; }
+
+tt_status tt_rt_event_record(tt_rt_event *e, int device) {
+    tt_status st = tt_rt_ensure();
+    if (st != TT_OK) return st;
+    if (!e) return tt_error(TT_STATUS_INVALID_ARGUMENT, "event record: event is NULL");
+    if (!tt_rt_device_valid(device))
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "event record: tpu:%d does not exist (%d devices)", device,
+                        tt_rt_g.n_devices);
+    tt_rt_stream *s = &tt_rt_g.streams[device];
+    uint32_t gen = atomic_load(&tt_rt_g.generation);
+    if (atomic_load_explicit(&tt_rt_g.mode, memory_order_relaxed) == TT_EAGER_DEBUG) {
+        /* Launches ran on the calling thread; the queue was drained when the mode was set. */
+        pthread_mutex_lock(&e->mu);
+        e->device = device;
+        e->target = atomic_load(&s->enq);
+        e->generation = gen;
+        e->done_ns = e->timing ? now_ns() : -1;
+        pthread_mutex_unlock(&e->mu);
+        return TT_OK;
+    }
+    uint64_t ticket;
+    tt_rt_work *w = NULL;
+    if ((st = tt_rt_stream_reserve(s, &w, &ticket)) != TT_OK) return st;
+    atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+    pthread_mutex_lock(&e->mu);
+    e->device = device;
+    e->target = ticket + 1;
+    e->generation = gen;
+    e->done_ns = -1;
+    pthread_mutex_unlock(&e->mu);
+    w->kind = TT_RT_WORK_EVENT;
+    w->device = device;
+    w->n_args = w->n_results = w->n_storages = 0;
+    w->entry = NULL;
+    w->heap = NULL;
+    w->event = e;
+    w->op_name = "event record";
+    /* A timing marker wakes a sleeping worker, so its stamp is not delayed by the wake-up rule; a plain one
+     * may wait for the next wake-up (a query or sync of it wakes the worker). */
+    tt_rt_stream_publish(s, w, ticket, e->timing ? -1 : 0);
+    return TT_OK;
+}
+
+/* The event's stream, position and generation, read together; false if never recorded. */
+static bool event_position(tt_rt_event *e, int *device, uint64_t *target, int64_t *done_ns) {
+    pthread_mutex_lock(&e->mu);
+    bool recorded = e->device >= 0 && e->generation == atomic_load(&tt_rt_g.generation) &&
+                    atomic_load_explicit(&tt_rt_g.ready, memory_order_acquire);
+    *device = e->device;
+    *target = e->target;
+    if (done_ns) *done_ns = e->done_ns;
+    pthread_mutex_unlock(&e->mu);
+    return recorded;
+}
+
+bool tt_rt_event_query(tt_rt_event *e) {
+    int device;
+    uint64_t target;
+    if (!e || !event_position(e, &device, &target, NULL)) return true;
+    tt_rt_stream *s = &tt_rt_g.streams[device];
+    if (atomic_load_explicit(&s->deq, memory_order_acquire) >= target) return true;
+    atomic_thread_fence(memory_order_seq_cst);
+    wake_worker(s); /* small queued work may be waiting for a wake-up: polling must not spin forever */
+    return false;
+}
+
+tt_status tt_rt_event_synchronize(tt_rt_event *e) {
+    int device;
+    uint64_t target;
+    if (!e || !event_position(e, &device, &target, NULL)) return TT_OK;
+    tt_rt_stream *s = &tt_rt_g.streams[device];
+    atomic_fetch_add_explicit(&tt_rt_g.syncs, 1, memory_order_relaxed);
+    tt_rt_stream_wait_until(s, target);
+    return take_error_status(s);
+}
+
+tt_status tt_rt_event_block(tt_rt_event *e, int device) {
+    int edev;
+    uint64_t target;
+    if (!e || !event_position(e, &edev, &target, NULL) || edev == device) return TT_OK;
+    tt_rt_stream_wait_until(&tt_rt_g.streams[edev], target);
+    return TT_OK;
+}
+
+tt_status tt_rt_event_elapsed_ms(tt_rt_event *start, tt_rt_event *end, double *ms) {
+    if (!start || !end || !ms) return tt_error(TT_STATUS_INVALID_ARGUMENT, "elapsed_time: NULL argument");
+    if (!start->timing || !end->timing)
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "Both events must be created with argument 'enable_timing=True'.");
+    int d0, d1;
+    uint64_t t0, t1;
+    int64_t n0, n1;
+    bool r0 = event_position(start, &d0, &t0, &n0), r1 = event_position(end, &d1, &t1, &n1);
+    if (!r0 || !r1) return tt_error(TT_STATUS_INVALID_ARGUMENT, "Both events must be recorded before calculating elapsed time.");
+    if (n0 < 0 || n1 < 0)
+        return tt_error(TT_STATUS_INVALID_ARGUMENT,
+                        "elapsed_time: an event is recorded but not yet complete (call its synchronize() first)");
+    *ms = (double)(n1 - n0) * 1e-6;
+    return TT_OK;
+}
+
+uint64_t tt_rt_stream_enqueued(int device) {
+    if (tt_rt_ensure() != TT_OK || !tt_rt_device_valid(device)) return 0;
+    return atomic_load(&tt_rt_g.streams[device].enq);
+}
+
+uint64_t tt_rt_stream_completed(int device) {
+    if (tt_rt_ensure() != TT_OK || !tt_rt_device_valid(device)) return 0;
+    return atomic_load(&tt_rt_g.streams[device].deq);
+}
+
+bool tt_rt_stream_query(int device) {
+    if (tt_rt_ensure() != TT_OK || !tt_rt_device_valid(device)) return true;
+    tt_rt_stream *s = &tt_rt_g.streams[device];
+    if (atomic_load_explicit(&s->deq, memory_order_acquire) >= atomic_load(&s->enq)) return true;
+    atomic_thread_fence(memory_order_seq_cst);
+    wake_worker(s);
+    return false;
+}
+
+static tt_status take_error_status(tt_rt_stream *s) {
+    char msg[TT_RT_MSG_SIZE];
+    tt_status st = tt_rt_stream_take_error(s, msg, sizeof msg);
+    return st == TT_OK ? TT_OK : tt_error(st, "%s", msg);
+}
+
+tt_status tt_rt_event_poll(tt_rt_event *e, bool *done) {
+    int device;
+    uint64_t target;
+    *done = tt_rt_event_query(e);
+    if (!*done || !e || !event_position(e, &device, &target, NULL)) return TT_OK;
+    return take_error_status(&tt_rt_g.streams[device]);
+}
+
+tt_status tt_rt_stream_poll(int device, bool *done) {
+    *done = tt_rt_stream_query(device);
+    if (!*done || !tt_rt_device_valid(device)) return TT_OK;
+    return take_error_status(&tt_rt_g.streams[device]);
 }

@@ -102,10 +102,7 @@ _Props = namedtuple("_TpuDeviceProperties", "name total_memory multi_processor_c
 
 def get_device_properties(device=None):
     idx = _index(device)
-    limit = _C.memory_stats(idx)["limit"]
-    if not limit:
-        limit = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    return _Props(get_device_name(idx), limit, _C.host_num_threads(), _C.driver_name())
+    return _Props(get_device_name(idx), mem_get_info(idx)[1], _C.host_num_threads(), _C.driver_name())
 
 
 def _is_in_bad_fork():
@@ -162,21 +159,28 @@ def set_rng_state_all(states):
         set_rng_state(s, d)
 
 
-# ---- memory ----
+# ---- memory: the same figures torch.accelerator.memory_* read (the allocator's getDeviceStats) ----
+def mem_get_info(device=None):
+    """(free, total) bytes, as torch.cuda.mem_get_info: under TORCHTPU_HOST_MEMORY_LIMIT the limit and what is
+    not reserved under it; otherwise this machine's RAM and what the kernel reports available."""
+    return tuple(_C.mem_get_info(_index(device)))
+
+
 def memory_allocated(device=None):
-    return _C.memory_stats(_index(device))["allocated"]
+    return _C.device_stats(_index(device))["allocated"]
 
 
 def max_memory_allocated(device=None):
-    return _C.memory_stats(_index(device))["peak_allocated"]
+    return _C.device_stats(_index(device))["peak_allocated"]
 
 
 def memory_reserved(device=None):
-    return _C.memory_stats(_index(device))["reserved"]
+    """Bytes held from the driver: live storages, the allocator's cache and (tpu:0) compiled programs' scratch."""
+    return _C.device_stats(_index(device))["reserved"]
 
 
 def max_memory_reserved(device=None):
-    return _C.memory_stats(_index(device))["peak_reserved"]
+    return _C.device_stats(_index(device))["peak_reserved"]
 
 
 def reset_peak_memory_stats(device=None):
@@ -184,14 +188,18 @@ def reset_peak_memory_stats(device=None):
 
 
 def memory_stats(device=None):
-    m = _C.memory_stats(_index(device))
+    """torch.cuda-style keys (one pool: the ".all" entries); torch.accelerator.memory_stats gives the same."""
+    m = _C.device_stats(_index(device))
     return {
         "allocated_bytes.all.current": m["allocated"],
         "allocated_bytes.all.peak": m["peak_allocated"],
         "active_bytes.all.current": m["allocated"],
         "active_bytes.all.peak": m["peak_allocated"],
+        "requested_bytes.all.current": m["allocated"],
+        "requested_bytes.all.peak": m["peak_allocated"],
         "reserved_bytes.all.current": m["reserved"],
         "reserved_bytes.all.peak": m["peak_reserved"],
+        "allocation.all.allocated": m["n_allocs"],
         "num_alloc": m["n_allocs"],
     }
 
@@ -221,29 +229,11 @@ def is_bf16_supported(including_emulation=True):
     return True
 
 
-# ---- streams: one in-order queue per device ----
-class Stream:
-    def __init__(self, device=None, priority=0):
-        self.device = torch.device("tpu", _index(device))
+# ---- streams and events: one in-order queue per device (see _streams.py) ----
+from ._streams import (  # noqa: E402,F401
+    Event, Stream, StreamContext, current_stream, default_stream, set_stream, stream)
 
-    def synchronize(self):
-        synchronize(self.device)
-
-    def wait_stream(self, other):
-        pass
-
-    def query(self):
-        return False
-
-
-def current_stream(device=None):
-    return Stream(device)
-
-
-def default_stream(device=None):
-    return Stream(device)
-
-
-@contextlib.contextmanager
-def stream(s):
-    yield s
+# ---- compile cache telemetry (Google TorchTPU's private names; see _cache.py) ----
+from ._cache import (  # noqa: E402,F401
+    _clear_cache, _get_allow_cache, _get_cache_only, _get_cache_stats, _reset_cache_stats, _set_allow_cache,
+    _set_cache_capacity, _set_cache_only, _set_dump_on_cache_miss)

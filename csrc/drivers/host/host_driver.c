@@ -116,6 +116,11 @@ static void host_executable_free(void *ctx, tt_executable *exe) {
     tt_host_executable_free(exe);
 }
 
+static size_t host_executable_scratch_bytes(void *ctx, const tt_executable *exe) {
+    (void)ctx;
+    return tt_host_executable_scratch_bytes(exe);
+}
+
 static tt_status host_execute(void *ctx, int device, tt_executable *exe, const tt_exec_arg *args, int32_t n_args,
                               const tt_exec_arg *results, int32_t n_results) {
     host_ctx *c = ctx;
@@ -178,6 +183,7 @@ tt_driver *tt_host_driver_create(int n_devices, size_t memory_limit) {
     d->iface.supports_op = host_supports_op;
     d->iface.memory_stats = host_memory_stats;
     d->iface.destroy = host_destroy;
+    d->iface.executable_scratch_bytes = host_executable_scratch_bytes;
     return d;
 }
 

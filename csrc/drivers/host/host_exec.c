@@ -10,6 +10,7 @@
 #include "host_internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +31,16 @@ struct tt_executable {
     void *arenas[MAX_ARENAS];
     bool shallow;         /* p is a chunk copy (host_rows.c): free its types and itself, not its nodes */
     tt_host_rows *rows;   /* row-chunked plan, or NULL */
+    /* Bytes of kept arenas, this executable's and its row chunks' (what the runtime counts as its scratch). A
+     * chunk adds to its owner's count: the owner's plan made it, and frees it before itself. */
+    _Atomic size_t held_bytes;
+    struct tt_executable *owner;
 };
+
+/* The executable whose row plan is being made on this thread: its chunks count their arenas there. */
+static _Thread_local tt_executable *planning_owner;
+
+size_t tt_host_executable_scratch_bytes(const tt_executable *e) { return e ? atomic_load(&e->held_bytes) : 0; }
 
 static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
 
@@ -216,8 +226,11 @@ static tt_status compile_impl(tt_ir_program *p, bool chunk, tt_executable **out)
     if (chunk) e->shallow = true;
     else tt_ir_program_retain(p);
     e->p = p;
+    e->owner = chunk ? planning_owner : NULL;
     if (!chunk) {
+        planning_owner = e;
         st = tt_host_rows_plan(p, &e->rows);
+        planning_owner = NULL;
         if (st != TT_OK) {
             tt_host_executable_free(e);
             return st;
@@ -255,6 +268,7 @@ void tt_host_executable_free(tt_executable *e) {
     }
     for (int32_t k = 0; k < e->n_arenas; k++) {
         pthread_mutex_destroy(&e->locks[k]);
+        if (e->arenas[k] && e->owner) atomic_fetch_sub(&e->owner->held_bytes, e->table_bytes + e->arena_bytes);
         free(e->arenas[k]);
     }
     tt_host_fuse_free(e->fusion);
@@ -372,8 +386,9 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
     int32_t held = -1;
     for (int32_t k = 0; k < e->n_arenas && held < 0; k++)
         if (pthread_mutex_trylock(&e->locks[k]) == 0) held = k;
-    if (held >= 0 && !e->arenas[held] && (held == 0 || e->table_bytes + e->arena_bytes <= KEEP_ARENA_BYTES))
-        e->arenas[held] = aligned_alloc(64, e->table_bytes + e->arena_bytes);
+    if (held >= 0 && !e->arenas[held] && (held == 0 || e->table_bytes + e->arena_bytes <= KEEP_ARENA_BYTES) &&
+        (e->arenas[held] = aligned_alloc(64, e->table_bytes + e->arena_bytes)) != NULL)
+        atomic_fetch_add(&(e->owner ? e->owner : e)->held_bytes, e->table_bytes + e->arena_bytes);
     bool owned = held < 0 || !e->arenas[held];
     char *arena = owned ? aligned_alloc(64, e->table_bytes + e->arena_bytes) : e->arenas[held];
     if (!arena) {

@@ -42,6 +42,7 @@ tt_status tt_host_compile(tt_ir_program *p, tt_executable **out);
  * (not the shared nodes) and does not retain p. */
 tt_status tt_host_compile_chunk(tt_ir_program *p, tt_executable **out);
 void tt_host_executable_free(tt_executable *exe);
+size_t tt_host_executable_scratch_bytes(const tt_executable *exe); /* arenas kept now (its row chunks' included) */
 tt_status tt_host_execute(tt_executable *exe, const tt_exec_arg *args, int32_t n_args, const tt_exec_arg *results,
                           int32_t n_results);
 
