@@ -175,9 +175,9 @@ def test_device_name_says_it_is_torchtpus_host_driver():
 @pytest.mark.parametrize("fn", [torch.tpu.set_device, torch.tpu.get_device_name, torch.tpu.get_rng_state,
                                 torch.tpu.synchronize, torch.tpu.device])
 def test_a_device_that_does_not_exist_is_an_error(fn):
-    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+    with pytest.raises(RuntimeError, match="Invalid device index"):
         fn(torch.tpu.device_count())
-    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+    with pytest.raises(RuntimeError, match="Invalid device index"):
         fn(-3)
     with pytest.raises(ValueError, match="tpu device"):
         fn("cpu")

@@ -53,7 +53,7 @@ def current_device():
 
 def _index(device):
     """The index of a tpu device given as None (the current one), an int, "tpu:N" or a torch.device; an index that
-    names no device is a RuntimeError, as CUDA's "invalid device ordinal"."""
+    names no device is a RuntimeError ("Invalid device index"), as CUDA refuses an invalid ordinal."""
     if device is None:
         return current_device()
     if isinstance(device, bool) or not isinstance(device, (int, str, torch.device)):
@@ -68,7 +68,7 @@ def _index(device):
         device = device.index
     n = device_count()
     if not 0 <= device < n:
-        raise RuntimeError(f"invalid device ordinal: tpu:{device} does not exist ({n} device{'s' * (n != 1)})")
+        raise RuntimeError(f"Invalid device index: tpu:{device} does not exist ({n} device{'s' * (n != 1)})")
     return device
 
 
