@@ -415,7 +415,7 @@ static void bad_launch_arguments_are_errors_not_crashes(void) {
     tt_rt_storage *bad = NULL;
     TT_CHECK(tt_rt_storage_create(2, 4, &bad) == TT_STATUS_INVALID_ARGUMENT && bad == NULL);
     TT_CHECK(tt_rt_set_eager_mode(TT_EAGER_FUSED) == TT_STATUS_UNSUPPORTED);
-    TT_CHECK(strstr(tt_last_error(), "fused eager mode is not implemented yet") != NULL);
+    TT_CHECK(strstr(tt_last_error(), "not implemented yet") && strstr(tt_last_error(), "issue 6"));
     TT_CHECK(tt_rt_get_eager_mode() == TT_EAGER_STRICT);
     TT_CHECK(!strcmp(tt_rt_eager_mode_name(TT_EAGER_FUSED), "fused"));
     TT_CHECK_OK(tt_rt_synchronize(-1));
@@ -507,6 +507,90 @@ static void switching_modes_drains_the_queue_and_keeps_its_error(void) {
     tt_ir_program_destroy(p);
     tt_rt_storage_release(x);
     fake_stop();
+}
+
+/* ---- per-thread eager modes ---- */
+static void *read_mode_thread(void *arg) {
+    int *out = arg;
+    out[0] = (int)tt_rt_get_eager_mode();
+    out[1] = tt_rt_get_thread_eager_mode();
+    return NULL;
+}
+
+static void a_thread_override_applies_to_its_thread_only(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    TT_CHECK(tt_rt_get_thread_eager_mode() == TT_EAGER_PROCESS);
+    TT_CHECK_OK(tt_rt_set_thread_eager_mode(TT_EAGER_DEBUG));
+    TT_CHECK(tt_rt_get_eager_mode() == TT_EAGER_DEBUG && tt_rt_get_process_eager_mode() == TT_EAGER_STRICT);
+    int seen[2] = {-5, -5};
+    pthread_t t;
+    TT_CHECK(pthread_create(&t, NULL, read_mode_thread, seen) == 0);
+    pthread_join(t, NULL);
+    TT_CHECK(seen[0] == TT_EAGER_STRICT && seen[1] == TT_EAGER_PROCESS);
+    float a[2] = {1, 2};
+    tt_rt_storage *x = new_vec(0, a, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p = add_program(2);
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::add.Tensor"));
+    TT_CHECK(fk_get(&fk.executed) == 1); /* ran at once, on this thread */
+    TT_CHECK(tt_rt_set_thread_eager_mode(7) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(tt_rt_set_thread_eager_mode(TT_EAGER_FUSED) == TT_STATUS_UNSUPPORTED);
+    TT_CHECK(strstr(tt_last_error(), "issue 6") != NULL);
+    TT_CHECK(tt_rt_get_thread_eager_mode() == TT_EAGER_DEBUG); /* a refused switch changes nothing */
+    TT_CHECK_OK(tt_rt_set_thread_eager_mode(TT_EAGER_PROCESS));
+    TT_CHECK(tt_rt_get_eager_mode() == TT_EAGER_STRICT);
+    tt_rt_metrics m;
+    tt_rt_metrics_get(&m);
+    TT_CHECK(m.ops[TT_EAGER_DEBUG] == 1 && m.ops[TT_EAGER_STRICT] == 0);
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(z);
+    fake_stop();
+}
+
+struct debug_after_queue {
+    tt_ir_program *p;
+    tt_rt_storage *z, *w;
+    tt_status st;
+};
+static void *debug_launch_thread(void *arg) {
+    struct debug_after_queue *a = arg;
+    a->st = tt_rt_set_thread_eager_mode(TT_EAGER_DEBUG);
+    if (a->st == TT_OK) a->st = launch_add(0, a->p, a->z, a->z, a->w, 2, "aten::mul.Tensor"); /* w = z + z */
+    return NULL;
+}
+
+/* The strict launch is held at the gate when the other thread's debug launch arrives: the debug launch must run
+ * after it (w reads z). When the queued launch fails, the debug launch does not run and reports that failure
+ * without taking it: the next sync still raises it. */
+static void a_debug_launch_waits_for_work_another_thread_queued(void) {
+    for (int fail = 0; fail < 2; fail++) {
+        fake_start(1, TT_EAGER_STRICT);
+        float one[2] = {1, 1}, o[2] = {-1, -1};
+        tt_rt_storage *x = new_vec(0, one, 2), *z = new_vec(0, NULL, 2), *w = new_vec(0, NULL, 2);
+        struct debug_after_queue a = {add_program(2), z, w, TT_STATUS_INTERNAL};
+        TT_CHECK_OK(tt_rt_synchronize(0));
+        fk_set(&fk.fail_at, fail ? 1 : 0);
+        fk_gate(true);
+        TT_CHECK_OK(launch_add(0, a.p, x, x, z, 2, "aten::add.Tensor")); /* z = 2, queued */
+        pthread_t t;
+        TT_CHECK(pthread_create(&t, NULL, debug_launch_thread, &a) == 0);
+        fk_gate(false);
+        pthread_join(t, NULL);
+        if (fail) {
+            TT_CHECK(a.st == TT_STATUS_INVALID_ARGUMENT);
+            TT_CHECK(fk_get(&fk.executed) == 1);
+            TT_CHECK(tt_rt_synchronize(0) == TT_STATUS_INVALID_ARGUMENT);
+            TT_CHECK(strstr(tt_last_error(), "aten::add.Tensor") && strstr(tt_last_error(), "fake failure number 1"));
+        } else {
+            TT_CHECK_OK(a.st);
+            TT_CHECK(fk_get(&fk.executed) == 2);
+            TT_CHECK_OK(tt_rt_read(w, 0, o, sizeof o));
+            TT_CHECK(o[0] == 4 && o[1] == 4);
+        }
+        TT_CHECK_OK(tt_rt_synchronize(0));
+        tt_ir_program_destroy(a.p);
+        tt_rt_storage_release(x), tt_rt_storage_release(z), tt_rt_storage_release(w);
+        fake_stop();
+    }
 }
 
 static void *hammer(void *arg) {
@@ -818,6 +902,9 @@ static void clear_env(void) {
     unsetenv("TORCHTPU_HOST_MEMORY_LIMIT");
     unsetenv("TORCHTPU_EAGER_MODE");
     unsetenv("TPU_LAUNCH_BLOCKING");
+    unsetenv("TORCH_TPU_LAUNCH_BLOCKING");
+    unsetenv("TORCH_TPU_DEFER_AND_FUSE");
+    unsetenv("TORCH_TPU_ENABLE_DEBUG_CHECKS");
     unsetenv("TORCHTPU_DRIVER");
 }
 
@@ -842,6 +929,24 @@ static void bad_environment_values_are_errors_with_a_message(void) {
     TT_CHECK(!strcmp(tt_rt_driver_name(), "host"));
     TT_CHECK(tt_rt_device_count() == 1);
     tt_rt_shutdown();
+}
+
+static void googles_mode_variables_choose_the_start_mode(void) {
+    clear_env();
+    setenv("TORCH_TPU_LAUNCH_BLOCKING", "1", 1);
+    setenv("TORCH_TPU_DEFER_AND_FUSE", "1", 1); /* launch blocking overrides fusion */
+    TT_CHECK_OK(tt_rt_init());
+    TT_CHECK(tt_rt_get_eager_mode() == TT_EAGER_DEBUG);
+    tt_rt_shutdown();
+    unsetenv("TORCH_TPU_LAUNCH_BLOCKING");
+    TT_CHECK(tt_rt_init() == TT_STATUS_UNSUPPORTED);
+    TT_CHECK(strstr(tt_last_error(), "TORCH_TPU_DEFER_AND_FUSE") && strstr(tt_last_error(), "issue 6"));
+    setenv("TORCH_TPU_DEFER_AND_FUSE", "0", 1);
+    setenv("TORCH_TPU_ENABLE_DEBUG_CHECKS", "1", 1);
+    TT_CHECK_OK(tt_rt_init());
+    TT_CHECK(tt_rt_get_eager_mode() == TT_EAGER_STRICT);
+    tt_rt_shutdown();
+    clear_env();
 }
 
 static void launch_blocking_selects_debug_over_eager_mode(void) {
@@ -1279,6 +1384,8 @@ int main(void) {
         {"memory stats count allocations and peaks", memory_stats_count_allocations_and_peaks},
         {"rng reserves advance the offset in fours", rng_reserves_advance_the_offset_in_fours},
         {"switching modes drains the queue and keeps its error", switching_modes_drains_the_queue_and_keeps_its_error},
+        {"a thread override applies to its thread only", a_thread_override_applies_to_its_thread_only},
+        {"a debug launch waits for work another thread queued", a_debug_launch_waits_for_work_another_thread_queued},
         {"many threads launch and allocate at once", many_threads_launch_and_allocate_at_once},
         {"released buffers are reused from the cache", released_buffers_are_reused_from_the_cache},
         {"an allocation over the limit empties the cache and retries",
@@ -1296,6 +1403,7 @@ int main(void) {
         {"launch overhead is small", launch_overhead_is_small},
         {"bad environment values are errors with a message", bad_environment_values_are_errors_with_a_message},
         {"launch blocking selects debug over eager mode", launch_blocking_selects_debug_over_eager_mode},
+        {"google's mode variables choose the start mode", googles_mode_variables_choose_the_start_mode},
         {"host add runs in debug and strict", host_add_runs_in_debug_and_strict},
         {"two host devices and a copy between them", two_host_devices_and_a_copy_between_them},
         {"host memory limit gives out of memory with figures", host_memory_limit_gives_out_of_memory_with_figures},

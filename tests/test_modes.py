@@ -1,5 +1,7 @@
-"""Eager modes: debug (synchronous) and strict (asynchronous worker), how to switch between them, what each
-guarantees, and the environment variables that choose one at start-up."""
+"""Eager modes: debug (synchronous) and strict (asynchronous worker), how to switch between them (for the process
+or for one thread), what each guarantees, and the environment variables that choose one at start-up."""
+import threading
+
 import pytest
 import torch
 import torchtpu
@@ -45,9 +47,27 @@ def test_set_eager_mode_by_name(mode):
 def test_set_eager_mode_by_google_torchtpu_names():
     torch.tpu.set_eager_mode(torch.tpu.EagerMode.DEFER_NEVER_AND_LAUNCH_BLOCKING)
     assert torch.tpu.get_eager_mode() == "debug"
+    assert torch.tpu.eager_mode is torch.tpu.EagerMode.DEFER_NEVER_AND_LAUNCH_BLOCKING
     torch.tpu.set_eager_mode(torch.tpu.EagerMode.DEFER_NEVER)
     assert torch.tpu.get_eager_mode() == "strict"
+    assert torch.tpu.eager_mode is torch.tpu.EagerMode.DEFER_NEVER
     assert torchtpu.EagerMode is torch.tpu.EagerMode
+
+
+def test_eager_mode_property_sets_the_process_mode():
+    torch.tpu.eager_mode = torch.tpu.EagerMode.DEFER_NEVER_AND_LAUNCH_BLOCKING
+    assert torch.tpu.eager_mode is torch.tpu.EagerMode.DEFER_NEVER_AND_LAUNCH_BLOCKING
+    assert torchtpu._C.get_process_eager_mode() == "debug"
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(torch.tpu.eager_mode))  # a thread without an override
+    t.start()
+    t.join()
+    assert seen == [torch.tpu.EagerMode.DEFER_NEVER_AND_LAUNCH_BLOCKING]
+    torch.tpu.eager_mode = "strict"
+    assert torch.tpu.eager_mode is torch.tpu.EagerMode.DEFER_NEVER
+    assert torchtpu._C.get_process_eager_mode() == "strict"
+    with pytest.raises(ValueError, match="eager mode"):
+        torch.tpu.eager_mode = "lazy"
 
 
 def test_an_unknown_mode_is_a_value_error():
@@ -55,39 +75,165 @@ def test_an_unknown_mode_is_a_value_error():
         torch.tpu.set_eager_mode("lazy")
     with pytest.raises(ValueError):
         torch.tpu.set_eager_mode(3)
+    with pytest.raises(ValueError):
+        torchtpu.set_eager_mode(None)
 
 
-def test_fused_mode_is_not_implemented_yet():
+def test_fused_mode_is_not_implemented_yet_and_names_its_issue():
     before = torch.tpu.get_eager_mode()
-    with pytest.raises(NotImplementedError, match="fused"):
+    with pytest.raises(NotImplementedError, match="issue 6.*DeferAndFuse"):
         torch.tpu.set_eager_mode(torch.tpu.EagerMode.DEFER_AND_FUSE)
     assert torch.tpu.get_eager_mode() == before
-    with pytest.raises(NotImplementedError):
-        torch.tpu.set_eager_mode("fused")
+    with pytest.raises(NotImplementedError, match="issue 6"):
+        torch.tpu.eager_mode = torch.tpu.EagerMode.DEFER_AND_FUSE
+    with pytest.raises(NotImplementedError, match="issue 6"):
+        torchtpu.set_eager_mode("fused")
+    assert torch.tpu.get_eager_mode() == before
 
 
 @pytest.mark.parametrize("outer,inner", [("strict", "debug"), ("debug", "strict")])
-def test_eager_mode_context_manager_restores_the_previous_mode(outer, inner):
-    torch.tpu.set_eager_mode(outer)
-    with torchtpu.eager_mode(inner):
+def test_eager_mode_context_managers_restore_the_previous_mode(outer, inner):
+    torchtpu.set_eager_mode(outer)
+    with torchtpu.eager_mode(inner):  # torchtpu's: the whole process
+        assert torch.tpu.get_eager_mode() == inner
+        assert torchtpu._C.get_process_eager_mode() == inner
+    assert torch.tpu.get_eager_mode() == outer
+    with torch.tpu.set_eager_mode(inner):  # Google's: this thread
+        assert torch.tpu.get_eager_mode() == inner
+        assert torchtpu._C.get_process_eager_mode() == outer
+        with torch.tpu.set_eager_mode(outer):  # nested
+            assert torch.tpu.get_eager_mode() == outer
         assert torch.tpu.get_eager_mode() == inner
     assert torch.tpu.get_eager_mode() == outer
-    with pytest.raises(KeyError):
-        with torch.tpu.eager_mode(inner):
-            raise KeyError("boom")
-    assert torch.tpu.get_eager_mode() == outer
+    for cm in (torchtpu.eager_mode, torch.tpu.set_eager_mode):
+        with pytest.raises(KeyError):
+            with cm(inner):
+                raise KeyError("boom")
+        assert torch.tpu.get_eager_mode() == outer
 
 
-def test_switching_modes_keeps_queued_work():
-    torch.tpu.set_eager_mode("strict")
-    x = torch.arange(1000.0, device="tpu")
-    for _ in range(20):
-        x = x * 1.5 - 1
-    torch.tpu.set_eager_mode("debug")
-    want = torch.arange(1000.0)
-    for _ in range(20):
-        want = want * 1.5 - 1
-    assert_same(x, want)
+def test_a_process_switch_drops_the_calling_threads_override_only():
+    torchtpu.set_eager_mode("strict")
+    torch.tpu.set_eager_mode("debug")  # a plain call: this thread stays in debug
+    assert torch.tpu.get_eager_mode() == "debug"
+    torchtpu.set_eager_mode("strict")  # the process switch the caller asked for applies to the caller too
+    assert torch.tpu.get_eager_mode() == "strict"
+    assert torchtpu._C.get_thread_eager_mode() == ""
+
+
+# ---- one mode per thread ----------------------------------------------------------------------------------------
+def _in_thread(fn):
+    """Runs fn on a new thread; re-raises what it raised."""
+    out, err = [], []
+
+    def run():
+        try:
+            out.append(fn())
+        except BaseException as e:  # noqa: BLE001 -- handed to the caller
+            err.append(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(120)
+    assert not t.is_alive(), "thread did not finish"
+    if err:
+        raise err[0]
+    return out[0]
+
+
+def test_two_threads_run_in_different_modes_at_once():
+    torchtpu.set_eager_mode("strict")
+    torchtpu.reset_metrics()
+    start = threading.Barrier(2)
+
+    def work(mode, n):
+        with torch.tpu.set_eager_mode(mode):
+            start.wait()
+            assert torch.tpu.get_eager_mode() == mode
+            x = torch.arange(64.0, device="tpu")
+            for _ in range(n):
+                x = x * 2 - 1
+            want = torch.arange(64.0)
+            for _ in range(n):
+                want = want * 2 - 1
+            return torch.equal(x.cpu(), want)
+
+    results = {}
+    threads = [threading.Thread(target=lambda m=m, n=n: results.__setitem__(m, work(m, n)))
+               for m, n in (("debug", 7), ("strict", 11))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert results == {"debug": True, "strict": True}
+    ops = torchtpu.metrics()["ops"]
+    # each thread's launches ran in its own mode (22 strict ones counted as debug would make debug >= 36)
+    assert 14 <= ops["debug"] < 22 and ops["strict"] >= 22, ops
+    assert torch.tpu.get_eager_mode() == "strict"  # the main thread never had an override
+
+
+def test_a_thread_override_does_not_leak_into_other_threads():
+    torchtpu.set_eager_mode("strict")
+    with torch.tpu.set_eager_mode("debug"):
+        assert _in_thread(torch.tpu.get_eager_mode) == "strict"
+        assert _in_thread(lambda: torch.tpu.eager_mode) is torch.tpu.EagerMode.DEFER_NEVER
+    assert _in_thread(lambda: (torch.tpu.set_eager_mode("debug"), torch.tpu.get_eager_mode())[1]) == "debug"
+    assert torch.tpu.get_eager_mode() == "strict"  # that thread's plain call stayed in that thread
+
+
+def test_a_debug_op_waits_for_the_strict_work_queued_before_it():
+    """No sync happens at the switch: the debug op itself must wait for the queued adds, or it reads x early."""
+    torchtpu.set_eager_mode("strict")
+    x = torch.zeros(1 << 22, device="tpu")
+    for _ in range(40):
+        x.add_(1)  # queued
+    with torch.tpu.set_eager_mode("debug"):
+        y = x * 2  # runs now, on this thread
+    assert torch.equal(y.cpu(), torch.full((1 << 22,), 80.0))
+
+
+def test_a_debug_op_in_one_thread_waits_for_another_threads_queued_work():
+    torchtpu.set_eager_mode("strict")
+    x = torch.zeros(1 << 22, device="tpu")
+    queued = threading.Event()
+
+    def producer():
+        for _ in range(40):
+            x.add_(1)
+        queued.set()
+
+    def consumer():
+        queued.wait(60)
+        with torch.tpu.set_eager_mode("debug"):
+            return x * 2
+
+    t = threading.Thread(target=producer)
+    t.start()
+    y = _in_thread(consumer)
+    t.join()
+    assert torch.equal(y.cpu(), torch.full((1 << 22,), 80.0))
+
+
+def test_a_queued_error_stops_later_debug_ops_and_stays_for_the_next_sync():
+    """Thread S queues a failing op (the ops queued after it are skipped, so their outputs are undefined). A debug op
+    in thread D on that device then refuses to run on possibly undefined inputs, naming the failure, without taking
+    the error: S's sync still raises it naming the op. After that sync, debug ops run again."""
+    torchtpu.set_eager_mode("strict")
+    x = torch.arange(3.0, device="tpu")
+    x[torch.tensor([5], device="tpu")]  # queued; fails on the worker
+    w = torch.ones(4, device="tpu")  # queued after the failure: skipped
+
+    def debug_add():
+        with torch.tpu.set_eager_mode("debug"):
+            return w + 1
+
+    with pytest.raises(IndexError, match=r"not run, because an earlier queued op on tpu:0 failed: "
+                                         r"aten::index\.Tensor: index 5 is out of bounds"):
+        _in_thread(debug_add)
+    with pytest.raises(IndexError, match=r"aten::index\.Tensor: index 5 is out of bounds"):
+        torch.tpu.synchronize()
+    w = torch.ones(4, device="tpu")
+    assert _in_thread(debug_add).tolist() == [2.0, 2.0, 2.0, 2.0]
 
 
 # ---- results identical in both modes --------------------------------------------------------------------------
@@ -205,9 +351,16 @@ MODE = "import torch, torchtpu; torch.ones(1, device='tpu'); print(torch.tpu.get
 @pytest.mark.parametrize("env,want", [
     ({"TORCHTPU_EAGER_MODE": "debug"}, "debug"),
     ({"TORCHTPU_EAGER_MODE": "strict"}, "strict"),
+    ({"TORCH_TPU_LAUNCH_BLOCKING": "1"}, "debug"),
     ({"TPU_LAUNCH_BLOCKING": "1"}, "debug"),
+    ({"TORCH_TPU_LAUNCH_BLOCKING": "0"}, "strict"),
     ({"TPU_LAUNCH_BLOCKING": "1", "TORCHTPU_EAGER_MODE": "strict"}, "debug"),
-], ids=["eager_mode=debug", "eager_mode=strict", "launch_blocking", "launch_blocking_wins"])
+    ({"TORCH_TPU_LAUNCH_BLOCKING": "1", "TORCH_TPU_DEFER_AND_FUSE": "1"}, "debug"),
+    ({"TORCH_TPU_DEFER_AND_FUSE": "0"}, "strict"),
+    ({"TORCH_TPU_ENABLE_DEBUG_CHECKS": "1"}, "strict"),
+], ids=["eager_mode=debug", "eager_mode=strict", "torch_tpu_launch_blocking", "launch_blocking",
+        "launch_blocking=0", "launch_blocking_wins", "launch_blocking_overrides_fusion", "defer_and_fuse=0",
+        "debug_checks"])
 def test_environment_chooses_the_start_mode(python, env, want):
     r = python(MODE, env=env)
     assert r.returncode == 0, r.stderr
@@ -221,7 +374,22 @@ def test_an_invalid_mode_in_the_environment_is_a_clear_error(python):
     assert "Traceback" in r.stderr  # a Python exception, not a crash
 
 
-def test_fused_mode_in_the_environment_says_not_implemented(python):
-    r = python(MODE, env={"TORCHTPU_EAGER_MODE": "fused"})
+@pytest.mark.parametrize("env", [{"TORCHTPU_EAGER_MODE": "fused"}, {"TORCH_TPU_DEFER_AND_FUSE": "1"}],
+                         ids=["eager_mode=fused", "defer_and_fuse"])
+def test_fused_mode_in_the_environment_says_not_implemented_and_names_its_issue(python, env):
+    r = python(MODE, env=env)
     assert r.returncode != 0
-    assert "fused" in r.stderr and "not implemented" in r.stderr
+    assert "not implemented" in r.stderr and "issue 6" in r.stderr and next(iter(env)) in r.stderr
+
+
+def test_debug_checks_variable_is_accepted_and_index_checks_are_on_without_it(python):
+    code = ("import torch, torchtpu\n"
+            "x = torch.arange(3.0, device='tpu')\n"
+            "try:\n"
+            "    x[torch.tensor([5])].cpu()\n"
+            "except IndexError as e:\n"
+            "    print('IndexError')\n")
+    for env in ({}, {"TORCH_TPU_ENABLE_DEBUG_CHECKS": "1"}):
+        r = python(code, env=env)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == "IndexError"

@@ -38,6 +38,35 @@ def _claim_backend_name():
     return True
 
 
+def _refuse_google_torch_tpu():
+    """Google's TorchTPU package (`torch_tpu`) also makes the `tpu` device and `torch.tpu`; with both installed,
+    whichever loads second would fail obscurely (or, through torch.backends autoloading, both would try at once).
+    Found without importing it: its module on sys.path, or its torch.backends entry point."""
+    import importlib.metadata
+    import importlib.util
+
+    where = None
+    try:
+        spec = importlib.util.find_spec("torch_tpu")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None:
+        where = f"module torch_tpu at {spec.origin or list(spec.submodule_search_locations or [])}"
+    else:
+        for ep in importlib.metadata.entry_points(group="torch.backends"):
+            if ep.value.split(":")[0].split(".")[0] == "torch_tpu":
+                dist = getattr(ep, "dist", None)
+                where = (f"torch.backends entry point {ep.name!r} = {ep.value!r}"
+                         f"{f' of the distribution {dist.name!r}' if dist else ''}")
+                break
+    if where:
+        raise ImportError(
+            f"torchtpu cannot load: Google's TorchTPU package torch_tpu is also installed ({where}). Both provide the "
+            "'tpu' device and torch.tpu, and only one can own PyTorch's PrivateUse1 device per process: uninstall one "
+            "(`pip uninstall torch-tpu` or `pip uninstall torchtpu`) or use separate environments.")
+
+
+_refuse_google_torch_tpu()
 _fresh = _claim_backend_name()
 
 from . import _C  # noqa: E402  (registers the device's C++ kernels)
@@ -48,6 +77,11 @@ from ._modes import get_eager_mode, set_eager_mode, eager_mode, EagerMode  # noq
 if _fresh:
     _torch.utils.rename_privateuse1_backend(_BACKEND)
     _torch._register_device_module(_BACKEND, _tpu_module)
+    # `import torch.tpu.profiler` must find the module torchtpu.tpu.profiler, not load the file a second time.
+    import sys as _sys  # noqa: E402
+
+    for _name in _tpu_module._api.SUBMODULES:
+        _sys.modules[f"torch.tpu.{_name}"] = getattr(_tpu_module, _name)
     _torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
     _C.register_lowered_kernels()
     from . import _decomp  # noqa: E402

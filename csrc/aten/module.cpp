@@ -1,6 +1,8 @@
 // module.cpp — torchtpu._C: the functions the Python package calls.
 #include <torch/extension.h>
 
+#include <torch/csrc/Generator.h>
+
 #include <map>
 
 #include "shim.h"
@@ -64,6 +66,13 @@ static std::vector<std::string> lowered_ops() {
     return names;
 }
 
+static tt_rt_eager_mode eager_mode_from_name(const std::string& mode) {
+    if (mode == "debug") return TT_EAGER_DEBUG;
+    if (mode == "strict") return TT_EAGER_STRICT;
+    if (mode == "fused") return TT_EAGER_FUSED;
+    throw py::value_error("eager mode must be 'debug', 'strict' or 'fused', got '" + mode + "'");
+}
+
 PYBIND11_MODULE(_C, m) {
     m.def("init", [] { ensure_init(); });
     m.def("device_count", [] { ensure_init(); return tt_rt_device_count(); });
@@ -77,11 +86,7 @@ PYBIND11_MODULE(_C, m) {
     });
     m.def("set_eager_mode", [](const std::string& mode) {
         ensure_init();
-        tt_rt_eager_mode md;
-        if (mode == "debug") md = TT_EAGER_DEBUG;
-        else if (mode == "strict") md = TT_EAGER_STRICT;
-        else if (mode == "fused") md = TT_EAGER_FUSED;
-        else throw py::value_error("eager mode must be 'debug', 'strict' or 'fused', got '" + mode + "'");
+        tt_rt_eager_mode md = eager_mode_from_name(mode);
         py::gil_scoped_release nogil;
         check(tt_rt_set_eager_mode(md));
     });
@@ -183,4 +188,30 @@ PYBIND11_MODULE(_C, m) {
     m.def("cache_set_allow", [](bool on) { tt_rt_cache_set_allow(on); });
     m.def("cache_get_allow", [] { return tt_rt_cache_get_allow(); });
     m.def("cache_set_dump_on_miss", [](bool on) { tt_rt_cache_set_dump_on_miss(on); });
+    // ---- eager modes: the calling thread's override ("" = none: the process mode applies)
+    m.def("set_thread_eager_mode", [](const std::string& mode) {
+        ensure_init();
+        check(tt_rt_set_thread_eager_mode(mode.empty() ? TT_EAGER_PROCESS : (int)eager_mode_from_name(mode)));
+    });
+    m.def("get_thread_eager_mode", [] {
+        int md = tt_rt_get_thread_eager_mode();
+        return md == TT_EAGER_PROCESS ? std::string() : std::string(tt_rt_eager_mode_name((tt_rt_eager_mode)md));
+    });
+    m.def("get_process_eager_mode", [] {
+        ensure_init();
+        return std::string(tt_rt_eager_mode_name(tt_rt_get_process_eager_mode()));
+    });
+    // ---- torch.tpu names: the default generators as torch.Generator objects (torch.tpu caches the tuple, as
+    // torch.cuda does: each object is made once and lives as long as the process)
+    m.def("default_generators", [] {
+        ensure_init();
+        int n = tt_rt_device_count();
+        py::tuple t(n);
+        for (int i = 0; i < n; i++) {
+            PyObject* g = THPGenerator_initDefaultGenerator(default_generator((c10::DeviceIndex)i));
+            if (!g) throw py::error_already_set();
+            t[i] = py::reinterpret_steal<py::object>(g);
+        }
+        return t;
+    });
 }

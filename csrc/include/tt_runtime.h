@@ -33,11 +33,11 @@ typedef enum tt_rt_eager_mode { TT_EAGER_DEBUG = 0, TT_EAGER_STRICT = 1, TT_EAGE
 
 /* Starts the runtime once per process (later calls return TT_OK). Reads:
  *   TORCHTPU_HOST_DEVICES (default 1), TORCHTPU_HOST_MEMORY_LIMIT (bytes per device, default unlimited),
- *   TORCHTPU_EAGER_MODE ("debug" | "strict"), TPU_LAUNCH_BLOCKING=1 (= debug). */
+ *   and the eager-mode variables (see "eager mode" below). */
 tt_status tt_rt_init(void);
 /* Starts the runtime on a driver made by the caller (ownership passes to the runtime, also on failure) instead
  * of the one TORCHTPU_DRIVER names: for tests (fake drivers) and drivers created outside the core. The device
- * count is the driver's; TORCHTPU_EAGER_MODE / TPU_LAUNCH_BLOCKING still apply. TT_STATUS_INVALID_ARGUMENT if
+ * count is the driver's; the eager-mode variables still apply. TT_STATUS_INVALID_ARGUMENT if
  * the runtime is already running. */
 tt_status tt_rt_init_with_driver(tt_driver *driver);
 int tt_rt_device_count(void);
@@ -127,9 +127,32 @@ bool tt_rt_stream_query(int device);
 tt_status tt_rt_event_poll(tt_rt_event *e, bool *done);
 tt_status tt_rt_stream_poll(int device, bool *done);
 
-/* ---- eager mode ---- */
-tt_status tt_rt_set_eager_mode(tt_rt_eager_mode mode); /* syncs first; FUSED is TT_STATUS_UNSUPPORTED for now */
-tt_rt_eager_mode tt_rt_get_eager_mode(void);
+
+/* ---- eager mode ----
+ * A process-wide mode, and an optional override per thread. A launch (and a host write) runs in its thread's
+ * override if it has one, else in the process mode. Ordering holds across modes: a DEBUG launch or write first
+ * waits for everything already queued on its device (by any thread), then runs on the calling thread. If a
+ * queued launch failed (and no sync has taken its error yet), the DEBUG launch does not run (its inputs may be
+ * outputs of skipped work) and returns that error, "<op>: not run, because an earlier queued op ... failed: ...";
+ * the error stays recorded for the device's next sync point (read, synchronize, copy), which raises it naming the
+ * failed op, whatever mode or thread syncs.
+ *
+ * Start-up mode, from the environment (first match wins):
+ *   TORCH_TPU_LAUNCH_BLOCKING=1 or TPU_LAUNCH_BLOCKING=1     -> DEBUG (overrides every other choice)
+ *   TORCH_TPU_DEFER_AND_FUSE=1                               -> FUSED (TT_STATUS_UNSUPPORTED until issue 6)
+ *   TORCHTPU_EAGER_MODE=debug | strict | fused               -> that mode
+ *   otherwise                                                -> STRICT
+ * TORCH_TPU_ENABLE_DEBUG_CHECKS is accepted and changes nothing: index and bounds checks are always on. */
+#define TT_EAGER_PROCESS (-1) /* tt_rt_set_thread_eager_mode: no override, follow the process mode */
+/* The process mode. Waits for every device's queue first (queued errors stay for the next sync). FUSED is
+ * TT_STATUS_UNSUPPORTED (with a message naming the issue that builds it) for now. */
+tt_status tt_rt_set_eager_mode(tt_rt_eager_mode mode);
+/* The calling thread's override (a tt_rt_eager_mode, or TT_EAGER_PROCESS to drop it). Needs no sync: the
+ * ordering rule above holds per launch. Same errors as tt_rt_set_eager_mode. */
+tt_status tt_rt_set_thread_eager_mode(int mode);
+int tt_rt_get_thread_eager_mode(void);               /* the override, or TT_EAGER_PROCESS */
+tt_rt_eager_mode tt_rt_get_eager_mode(void);         /* the mode the calling thread's launches run in */
+tt_rt_eager_mode tt_rt_get_process_eager_mode(void); /* the process mode */
 const char *tt_rt_eager_mode_name(tt_rt_eager_mode mode); /* "debug", "strict", "fused" */
 
 /* ---- RNG (counter-based: element k of a draw uses (seed, offset + k)) ---- */

@@ -3,7 +3,8 @@
  * A launch checks its arguments against the program (a few compares per dimension: views the driver will read
  * in place must lie inside their storages), takes the executable from the compile cache, then either runs it on
  * the calling thread (DEBUG) or fills the next slot of the device's work ring in place (STRICT: no lock, no
- * allocation for ops of up to TT_RT_WORK_INLINE tensors). */
+ * allocation for ops of up to TT_RT_WORK_INLINE tensors). The mode is the calling thread's override, else the
+ * process mode. */
 #include "rt_internal.h"
 
 #include <stdio.h>
@@ -105,6 +106,20 @@ static inline void arg_to_exec(tt_exec_arg *e, const tt_rt_arg *a) {
     }
 }
 
+/* A DEBUG launch after a queued launch failed (the error not yet taken by a sync): every item queued after the
+ * failure was skipped, so this launch's inputs may be undefined. It does not run; the queued error stays recorded
+ * for the device's next sync point, which raises it to whichever thread syncs (as CUDA's sticky errors). */
+static tt_status queued_failure(tt_rt_stream *s, const char *op) {
+    if (atomic_load_explicit(&s->error, memory_order_acquire) == TT_OK) return TT_OK;
+    char msg[TT_RT_MSG_SIZE];
+    pthread_mutex_lock(&s->mu);
+    tt_status st = (tt_status)atomic_load(&s->error);
+    snprintf(msg, sizeof msg, "%s", s->error_msg);
+    pthread_mutex_unlock(&s->mu);
+    if (st == TT_OK) return TT_OK;
+    return tt_error(st, "%s: not run, because an earlier queued op on tpu:%d failed: %s", op, s->device, msg);
+}
+
 static tt_status launch_debug(int device, tt_rt_cache_entry *entry, const tt_rt_arg *args, int32_t n_args,
                               const tt_rt_tensor *results, int32_t n_results, const char *op) {
     tt_exec_arg stack[TT_RT_STACK_ARGS];
@@ -192,9 +207,18 @@ tt_status tt_rt_launch(int device, tt_ir_program *program, const tt_rt_arg *args
     if ((st = check_launch(device, program, args, n_args, results, n_results, op)) != TT_OK) return st;
     tt_rt_cache_entry *entry = NULL;
     if ((st = tt_rt_cache_acquire(program, op, &entry)) != TT_OK) return prefixed(st, op);
-    int mode = atomic_load_explicit(&tt_rt_g.mode, memory_order_relaxed);
+    int mode = tt_rt_mode_now();
     atomic_fetch_add_explicit(&tt_rt_g.ops[mode], 1, memory_order_relaxed);
-    if (mode == TT_EAGER_DEBUG) return launch_debug(device, entry, args, n_args, results, n_results, op);
+    if (mode == TT_EAGER_DEBUG) {
+        /* Work another thread (or this one, before a switch) queued on the device runs first. Three atomic loads
+         * when the queue is empty and healthy. */
+        tt_rt_stream_wait_idle(&tt_rt_g.streams[device]);
+        if ((st = queued_failure(&tt_rt_g.streams[device], op)) != TT_OK) {
+            tt_rt_cache_entry_release(entry);
+            return st;
+        }
+        return launch_debug(device, entry, args, n_args, results, n_results, op);
+    }
     return launch_strict(device, entry, args, n_args, results, n_results, op);
 }
 
@@ -256,7 +280,8 @@ tt_status tt_rt_write(tt_rt_storage *dst, size_t offset, const void *src, size_t
     if (!nbytes) return TT_OK;
     if (!src) return tt_error(TT_STATUS_INVALID_ARGUMENT, "write to device: source is NULL");
     atomic_fetch_add_explicit(&tt_rt_g.bytes_to_device, (int64_t)nbytes, memory_order_relaxed);
-    if (atomic_load_explicit(&tt_rt_g.mode, memory_order_relaxed) == TT_EAGER_DEBUG) {
+    if (tt_rt_mode_now() == TT_EAGER_DEBUG) {
+        tt_rt_stream_wait_idle(&tt_rt_g.streams[dst->device]); /* after queued work, as a DEBUG launch */
         tt_driver *drv = tt_rt_g.driver;
         return drv->iface.write(drv->ctx, dst->buffer, offset, src, nbytes);
     }

@@ -154,6 +154,14 @@ static inline tt_status tt_rt_ensure(void) {
 }
 static inline bool tt_rt_device_valid(int device) { return device >= 0 && device < tt_rt_g.n_devices; }
 
+/* ---- eager mode of the calling thread (runtime.c) ---- */
+extern _Thread_local int tt_rt_thread_mode; /* TT_EAGER_PROCESS or the calling thread's override */
+/* The mode this thread's launches and writes run in. */
+static inline int tt_rt_mode_now(void) {
+    int m = tt_rt_thread_mode;
+    return m >= 0 ? m : atomic_load_explicit(&tt_rt_g.mode, memory_order_relaxed);
+}
+
 void tt_rt_rng_reset(void); /* rng.c: default seed, offset 0, every device */
 tt_status tt_rt_memory_init(int n_devices); /* storage.c: zero every counter, create the cache locks (start) */
 void tt_rt_memory_fini(void);               /* storage.c: free every cached buffer, drop the locks (shutdown) */

@@ -28,22 +28,34 @@ static const char *env_nonempty(const char *name) {
     return (v && *v) ? v : NULL;
 }
 
-/* Reads the eager-mode variables; TPU_LAUNCH_BLOCKING=1 wins over TORCHTPU_EAGER_MODE. */
+static bool env_is_one(const char *name) {
+    const char *v = env_nonempty(name);
+    return v && !strcmp(v, "1");
+}
+
+/* Fused eager mode is issue 6's work; every way of asking for it says so. */
+#define TT_RT_FUSED_MISSING                                                                                        \
+    "fused eager mode (DEFER_AND_FUSE) is not implemented yet: it comes with issue 6, \"The deferred runtime: "    \
+    "DeferAndFuse eager mode\"; use strict (DEFER_NEVER, the default) or debug (DEFER_NEVER_AND_LAUNCH_BLOCKING)"
+
+/* The start-up mode from the environment; the precedence is documented in tt_runtime.h. */
 static tt_status read_mode(tt_rt_eager_mode *mode) {
     *mode = TT_EAGER_STRICT;
     const char *m = env_nonempty("TORCHTPU_EAGER_MODE");
-    if (m) {
-        if (!strcmp(m, "debug")) *mode = TT_EAGER_DEBUG;
-        else if (!strcmp(m, "strict")) *mode = TT_EAGER_STRICT;
-        else if (!strcmp(m, "fused"))
-            return tt_error(TT_STATUS_UNSUPPORTED,
-                            "TORCHTPU_EAGER_MODE=fused: fused eager mode is not implemented yet (use debug or strict)");
-        else
-            return tt_error(TT_STATUS_INVALID_ARGUMENT,
-                            "TORCHTPU_EAGER_MODE='%s' is not a mode (expected 'debug' or 'strict')", m);
+    if (m && strcmp(m, "debug") && strcmp(m, "strict") && strcmp(m, "fused"))
+        return tt_error(TT_STATUS_INVALID_ARGUMENT,
+                        "TORCHTPU_EAGER_MODE='%s' is not a mode (expected 'debug', 'strict' or 'fused')", m);
+    /* Google TorchTPU's variable first, then the CUDA-style name we have always accepted. */
+    if (env_is_one("TORCH_TPU_LAUNCH_BLOCKING") || env_is_one("TPU_LAUNCH_BLOCKING")) {
+        *mode = TT_EAGER_DEBUG;
+        return TT_OK;
     }
-    const char *lb = env_nonempty("TPU_LAUNCH_BLOCKING");
-    if (lb && !strcmp(lb, "1")) *mode = TT_EAGER_DEBUG;
+    if (env_is_one("TORCH_TPU_DEFER_AND_FUSE"))
+        return tt_error(TT_STATUS_UNSUPPORTED, "TORCH_TPU_DEFER_AND_FUSE=1: " TT_RT_FUSED_MISSING);
+    if (m && !strcmp(m, "fused"))
+        return tt_error(TT_STATUS_UNSUPPORTED, "TORCHTPU_EAGER_MODE=fused: " TT_RT_FUSED_MISSING);
+    if (m && !strcmp(m, "debug")) *mode = TT_EAGER_DEBUG;
+    /* TORCH_TPU_ENABLE_DEBUG_CHECKS needs nothing: index and bounds checks always run. */
     return TT_OK;
 }
 
@@ -190,21 +202,45 @@ const char *tt_rt_eager_mode_name(tt_rt_eager_mode mode) {
     }
 }
 
+_Thread_local int tt_rt_thread_mode = TT_EAGER_PROCESS;
+
+static tt_status check_mode(int mode) {
+    if (mode == TT_EAGER_FUSED) return tt_error(TT_STATUS_UNSUPPORTED, TT_RT_FUSED_MISSING);
+    if (mode != TT_EAGER_DEBUG && mode != TT_EAGER_STRICT)
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "eager mode %d does not exist", mode);
+    return TT_OK;
+}
+
 tt_rt_eager_mode tt_rt_get_eager_mode(void) {
+    if (tt_rt_ensure() != TT_OK) return TT_EAGER_STRICT;
+    return (tt_rt_eager_mode)tt_rt_mode_now();
+}
+
+tt_rt_eager_mode tt_rt_get_process_eager_mode(void) {
     if (tt_rt_ensure() != TT_OK) return TT_EAGER_STRICT;
     return (tt_rt_eager_mode)atomic_load_explicit(&tt_rt_g.mode, memory_order_relaxed);
 }
 
-/* Drains every stream before switching, so that debug launches never overtake queued work. Errors of queued
- * launches are not taken here: they stay recorded and the next sync point reports them. */
+int tt_rt_get_thread_eager_mode(void) { return tt_rt_thread_mode; }
+
+/* Drains every stream before switching: not needed for ordering (a DEBUG launch waits for its device's queue
+ * itself) but it keeps the documented promise that a switch leaves no work in flight. Errors of queued launches
+ * are not taken here: they stay recorded and the next sync point reports them. */
 tt_status tt_rt_set_eager_mode(tt_rt_eager_mode mode) {
     tt_status st = tt_rt_ensure();
     if (st != TT_OK) return st;
-    if (mode == TT_EAGER_FUSED) return tt_error(TT_STATUS_UNSUPPORTED, "fused eager mode is not implemented yet");
-    if (mode != TT_EAGER_DEBUG && mode != TT_EAGER_STRICT)
-        return tt_error(TT_STATUS_INVALID_ARGUMENT, "eager mode %d does not exist", (int)mode);
+    if ((st = check_mode((int)mode)) != TT_OK) return st;
     for (int d = 0; d < tt_rt_g.n_devices; d++) tt_rt_stream_wait_idle(&tt_rt_g.streams[d]);
     atomic_store(&tt_rt_g.mode, (int)mode);
+    return TT_OK;
+}
+
+tt_status tt_rt_set_thread_eager_mode(int mode) {
+    if (mode != TT_EAGER_PROCESS) {
+        tt_status st = check_mode(mode);
+        if (st != TT_OK) return st;
+    }
+    tt_rt_thread_mode = mode;
     return TT_OK;
 }
 

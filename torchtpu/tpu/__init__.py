@@ -1,15 +1,22 @@
-"""The `torch.tpu` module: device management, RNG, memory, sync, modes and fallback control.
+"""The `torch.tpu` module: device management, RNG, memory, sync, eager modes and fallback control.
 
-Names follow PyTorch's `torch.cuda` and Google TorchTPU's `torch.tpu`, so code written for either runs here.
+Names follow Google TorchTPU's `torch.tpu` and PyTorch's `torch.cuda`, so code written for either runs here.
+Every public name, Google's submodules included, is listed in `torchtpu/tpu/_api.py` (with the issue that brings
+each one still missing); tests/test_names.py holds this module to that table.
 """
 import contextlib
 import os
+import sys
+import types
 from collections import namedtuple
 
 import torch
 
 from .. import _C
-from .._modes import EagerMode, eager_mode, get_eager_mode, set_eager_mode  # noqa: F401
+from .._modes import EagerMode, get_eager_mode  # noqa: F401
+from .._modes import current_eager_mode as _current_eager_mode
+from .._modes import set_eager_mode as _set_process_eager_mode
+from .._modes import set_thread_eager_mode as set_eager_mode  # Google's: thread-local, a context manager
 
 _initialized = False
 
@@ -45,17 +52,24 @@ def current_device():
 
 
 def _index(device):
+    """The index of a tpu device given as None (the current one), an int, "tpu:N" or a torch.device; an index that
+    names no device is a RuntimeError ("Invalid device index"), as CUDA refuses an invalid ordinal."""
     if device is None:
         return current_device()
-    if isinstance(device, int):
-        return device
+    if isinstance(device, bool) or not isinstance(device, (int, str, torch.device)):
+        raise TypeError(f"expected a device index, string or torch.device, got {type(device).__name__}")
     if isinstance(device, str):
         device = torch.device(device)
     if isinstance(device, torch.device):
         if device.type != "tpu":
             raise ValueError(f"expected a tpu device, got {device}")
-        return current_device() if device.index is None else device.index
-    raise TypeError(f"expected a device index, string or torch.device, got {type(device).__name__}")
+        if device.index is None:
+            return current_device()
+        device = device.index
+    n = device_count()
+    if not 0 <= device < n:
+        raise RuntimeError(f"Invalid device index: tpu:{device} does not exist ({n} device{'s' * (n != 1)})")
+    return device
 
 
 def set_device(device):
@@ -63,7 +77,7 @@ def set_device(device):
 
 
 class device:
-    """Context manager that makes `device` the current tpu device."""
+    """Context manager that makes `device` the current tpu device (None: no change)."""
 
     def __init__(self, device):
         self.idx = _index(device) if device is not None else -1
@@ -94,7 +108,10 @@ def synchronize(device=None):
 
 
 def get_device_name(device=None):
-    return f"torchtpu {_C.driver_name()} device"
+    """Which driver runs the device: "torchtpu host driver" (TPU numerics on this machine's CPU). Google TorchTPU
+    answers with the chip ("TPU v6e"); a PJRT driver (issue 9) will name its plugin's device."""
+    _index(device)
+    return f"torchtpu {_C.driver_name()} driver"
 
 
 _Props = namedtuple("_TpuDeviceProperties", "name total_memory multi_processor_count driver")
@@ -146,7 +163,11 @@ def get_rng_state(device=None):
 
 
 def set_rng_state(new_state, device=None):
-    b = bytes(new_state.to(torch.uint8).tolist())
+    if not isinstance(new_state, torch.Tensor) or new_state.dtype != torch.uint8 or new_state.numel() != 16:
+        raise RuntimeError("set_rng_state expects the 16-byte torch.uint8 tensor that get_rng_state returns, got "
+                           f"{new_state.dtype if isinstance(new_state, torch.Tensor) else type(new_state).__name__}"
+                           f"{list(new_state.shape) if isinstance(new_state, torch.Tensor) else ''}")
+    b = bytes(new_state.cpu().tolist())
     _C.set_rng_state(_index(device), int.from_bytes(b[:8], "little"), int.from_bytes(b[8:16], "little"))
 
 
@@ -157,6 +178,37 @@ def get_rng_state_all():
 def set_rng_state_all(states):
     for d, s in enumerate(states):
         set_rng_state(s, d)
+
+
+# ---- module properties (Google TorchTPU's `torch.tpu.eager_mode`), the lazy generators, the submodules ----
+class _TpuModule(types.ModuleType):
+    """torch.tpu's class: a few names are properties, as in Google TorchTPU."""
+
+    @property
+    def eager_mode(self):
+        """The calling thread's eager mode, an EagerMode. Assigning sets the process mode (every thread that has
+        no `set_eager_mode` override, autograd's included); it waits for queued work first."""
+        return _current_eager_mode()
+
+    @eager_mode.setter
+    def eager_mode(self, mode):
+        _set_process_eager_mode(mode)
+
+    @property
+    def default_generators(self):
+        """One torch.Generator per device (a tuple): the device's default generator, as torch.cuda's."""
+        global _default_generators
+        if _default_generators is None:
+            _default_generators = _C.default_generators()
+        return _default_generators
+
+
+_default_generators = None
+
+
+sys.modules[__name__].__class__ = _TpuModule
+
+from . import _api, compiler, distributed, ops, optimizers, pallas, profiler  # noqa: E402,F401
 
 
 # ---- memory: the same figures torch.accelerator.memory_* read (the allocator's getDeviceStats) ----
