@@ -1,5 +1,6 @@
 """Bad input is a Python exception a person can act on, never a crash: shapes, dtypes, indices, devices, memory,
 and ops with no lowering when the CPU fallback is off."""
+import re
 import warnings
 
 import pytest
@@ -284,3 +285,44 @@ def test_an_out_tensor_on_another_device_raises_like_cuda():
     a = torch.ones(3, device="tpu")
     with pytest.raises(RuntimeError, match="same device"):
         torch.add(a, a, out=torch.empty(3))
+
+
+# ---- the fallback says whether a lowering exists ----------------------------------------------------------------
+def test_the_missing_op_error_has_googles_message_and_the_hint():
+    name, fn = _unlowered()
+    with torch.tpu.cpu_fallback_mode(False):
+        with pytest.raises(NotImplementedError) as ei:
+            fn(torch.randn(4, 4).to("tpu"))
+    msg = str(ei.value)
+    assert re.search(rf"'{re.escape(name)}(\.\w+)?' is not implemented for TPU", msg), msg  # Google's wording
+    assert re.search(r"operator '([^']+)' is not implemented for TPU", msg), msg  # the OpInfo harness's pattern
+    assert "no native tpu lowering" in msg and "TORCHTPU_CPU_FALLBACK" in msg
+
+
+def _rank9():
+    return torch.ones([1] * 8 + [2]).to("tpu")
+
+
+def test_a_lowering_that_declines_the_arguments_is_named_in_the_fallback_warning():
+    x = _rank9()
+    assert torchtpu._C.has_lowering("aten::neg")
+    torchtpu.reset_metrics()
+    with torch.tpu.cpu_fallback_mode(True):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            r = torch.neg(x)
+    assert r.cpu().flatten().tolist() == [-1.0, -1.0]
+    ours = [str(m.message) for m in w if "torchtpu: operator 'aten::neg" in str(m.message)]
+    assert len(ours) == 1, [str(m.message) for m in w]
+    assert "has a native tpu lowering" in ours[0] and "declined" in ours[0] and "rank 9" in ours[0], ours[0]
+    assert "has no native tpu lowering" not in ours[0]
+
+
+def test_a_declined_op_with_the_fallback_off_says_what_was_declined():
+    x = _rank9()
+    with torch.tpu.cpu_fallback_mode(False):
+        with pytest.raises(NotImplementedError) as ei:
+            torch.neg(x)
+    msg = str(ei.value)
+    assert "'aten::neg' is not implemented for TPU" in msg
+    assert "declined" in msg and "rank 9" in msg and "TORCHTPU_CPU_FALLBACK" in msg

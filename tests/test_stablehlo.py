@@ -173,3 +173,45 @@ def test_the_module_parses_and_verifies_with_jax(name):
     }[name]
     text = torchtpu.stablehlo(fn, *args)
     parse_with_jax(text)
+
+
+# ---- backward() inside the traced function: autograd's device thread records into the same trace -------------
+def test_a_forward_only_function_still_has_only_the_forward_ops():
+    x, w = t(4, 8), t(8, 3, seed=1)
+    text = torchtpu.stablehlo(lambda a, b: (a @ b).relu().sum(), x, w)
+    args, _ = main_signature(text)
+    assert args == ["tensor<4x8xf32>", "tensor<8x3xf32>"]
+    assert text.count("stablehlo.dot_general") == 1
+
+
+def test_backward_inside_the_function_is_recorded_not_taken_as_an_input():
+    x = t(4, 8)
+    w = t(8, 3, seed=1).requires_grad_()
+
+    def step(a, b):
+        loss = (a @ b).relu().sum()
+        loss.backward()
+        return b.grad
+
+    text = torchtpu.stablehlo(step, x, w)
+    args, ret = main_signature(text)
+    # The gradient is computed in the program (from x and w), not passed in: the tensor arguments are x and w (host
+    # scalars, like the seed gradient's 1.0, are 0-d arguments of every traced program), and the backward's matmul
+    # (x^T @ grad) is there next to the forward's.
+    assert [a for a in args if a != "tensor<f32>"] == ["tensor<4x8xf32>", "tensor<8x3xf32>"], text
+    assert "tensor<8x3xf32>" in ret
+    assert text.count("stablehlo.dot_general") >= 2, text
+    parse_with_jax(text)
+    # And the gradient the traced run produced is the right one.
+    xc, wc = x.cpu(), w.detach().cpu().requires_grad_()
+    (xc @ wc).relu().sum().backward()
+    torch.testing.assert_close(w.grad.cpu(), wc.grad)
+
+
+def test_a_trace_does_not_leak_into_later_backward_passes():
+    x = t(3, 3).requires_grad_()
+    torchtpu.stablehlo(lambda a: a * 2, t(3, 3))
+    (x * 3).sum().backward()
+    torch.testing.assert_close(x.grad.cpu(), torch.full((3, 3), 3.0))
+    with pytest.raises(RuntimeError, match="no trace is running"):
+        torchtpu._C.trace_end([])

@@ -91,6 +91,18 @@ if _fresh:
 
     _dynamic.register()
 
+    import atexit as _atexit
+
+    def _quiesce_at_exit():
+        # Lets autograd's tpu device threads finish before Python finalizes (see quiesce_for_exit in
+        # csrc/aten/module.cpp). An error here belongs to work nobody waited for; at exit it is dropped, as on CUDA.
+        try:
+            _C.quiesce_for_exit()
+        except Exception:  # noqa: BLE001
+            pass
+
+    _atexit.register(_quiesce_at_exit)
+
 from ._stablehlo import stablehlo  # noqa: E402
 
 

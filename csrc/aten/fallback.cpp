@@ -3,6 +3,8 @@
 // In-place and out= variants reuse the functional lowering: the result is converted and written into the
 // target tensor. Ops with no lowering (or whose lowering declines) run on the CPU (at::native::cpu_fallback),
 // unless the fallback is switched off.
+#include <ATen/MemoryOverlap.h>
+#include <ATen/TensorIterator.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/CPUFallback.h>
 #include <c10/util/Exception.h>
@@ -37,11 +39,14 @@ void set_cpu_fallback_enabled(bool on) { g_fallback_enabled.store(on); }
 
 static std::mutex g_counts_mu;
 static std::map<std::string, int64_t> g_fallback_counts;
-void count_fallback(const std::string& op) {
+// why: "no native tpu lowering" or "...declined these arguments (...)". Warns once per op and reason.
+void count_fallback(const std::string& op, const std::string& why) {
+    static std::unordered_set<std::string> warned;
     std::lock_guard<std::mutex> g(g_counts_mu);
-    if (g_fallback_counts[op]++ == 0)
-        TORCH_WARN("torchtpu: operator '", op, "' has no native tpu lowering; it runs on the CPU (copies to and "
-                   "from the device). Set TORCHTPU_CPU_FALLBACK=0 to make this an error.");
+    g_fallback_counts[op]++;
+    if (warned.insert(op + '\0' + why).second)
+        TORCH_WARN("torchtpu: operator '", op, "' ", why, "; it runs on the CPU (copies to and from the device). "
+                   "Set TORCHTPU_CPU_FALLBACK=0 to make this an error.");
 }
 std::map<std::string, int64_t> fallback_counts() {
     std::lock_guard<std::mutex> g(g_counts_mu);
@@ -69,6 +74,10 @@ struct Plan {
     size_t n_defaulted = 0;        // trailing optional functional args an out= form lacks (factory dtype=...)
     std::vector<ArgKind> kinds;    // per input
     bool has_index_lists = false;  // some input is a List[Optional[Tensor]] (prepare_index_lists)
+    // A TensorIterator op on CPU (the "pointwise" tag on the op or its functional form): CPU's overlap checks
+    // for its writes and its output layout rule apply.
+    bool pointwise = false;
+    bool overlap_exempt = false;  // fill_/zero_: CPU's fill skips the overlap check (every element gets one value)
 };
 
 static ArgKind arg_kind_of(const c10::TypePtr& type0) {
@@ -146,6 +155,7 @@ static bool find_functional(const std::string& base, const std::string& prefer_o
             same = fs.arguments()[i].kwarg_only() && fs.arguments()[i].type()->kind() == c10::TypeKind::OptionalType;
         if (!same) continue;
         plan.n_defaulted = fs.arguments().size() - n;
+        plan.pointwise = plan.pointwise || h->hasTag(at::Tag::pointwise);
         plan.fn = fn;
         plan.lowered = key;
         plan.n_results = fs.returns().size();
@@ -164,6 +174,8 @@ static Plan make_plan(const c10::OperatorHandle& op) {
         if (args[i].alias_info() && args[i].alias_info()->isWrite()) written.push_back(i);
     const std::string& name = schema.name();
     const std::string& ovl = schema.overload_name();
+    plan.pointwise = op.hasTag(at::Tag::pointwise);
+    plan.overlap_exempt = name == "aten::fill_" || name == "aten::zero_";
     if (written.empty()) {
         plan.kind = PlanKind::Functional;
         plan.n_inputs = args.size();
@@ -240,6 +252,7 @@ struct OpBuild {
     std::vector<std::vector<tt_ir_value>> value_lists; // storage for TENSORS
     c10::SmallVector<std::pair<int32_t, at::Tensor>, 4> tensor_params; // param index -> tensor
     int device = -1;
+    std::string declined;  // why the arguments cannot run natively (the fallback warning names it)
 };
 
 static tt_ir_builder* thread_builder() {
@@ -268,7 +281,14 @@ static bool tensor_arg(OpBuild& ob, const at::Tensor& t, tt_arg& a) {
         return true;
     }
     tt_dtype dt;
-    if (!to_tt_dtype(t.scalar_type(), &dt) || t.dim() > TT_MAX_RANK) return false;
+    if (!to_tt_dtype(t.scalar_type(), &dt)) {
+        ob.declined = std::string("a tensor of dtype ") + c10::toString(t.scalar_type());
+        return false;
+    }
+    if (t.dim() > TT_MAX_RANK) {
+        ob.declined = "a tensor of rank " + std::to_string(t.dim()) + " (at most " + std::to_string(TT_MAX_RANK) + ")";
+        return false;
+    }
     if (t.device().type() == c10::DeviceType::CPU) {
         if (t.dim() == 0) {  // a Python number or a 0-d CPU tensor: a host scalar parameter
             c10::Scalar s = t.item();
@@ -282,7 +302,10 @@ static bool tensor_arg(OpBuild& ob, const at::Tensor& t, tt_arg& a) {
         TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, tpu:",
                     ob.device < 0 ? (int)current_device() : ob.device, " and cpu!");
     }
-    if (t.device().type() != c10::DeviceType::PrivateUse1) return false;
+    if (t.device().type() != c10::DeviceType::PrivateUse1) {
+        ob.declined = "a tensor on " + t.device().str();
+        return false;
+    }
     note_device(ob, t);
     int32_t idx = tt_ir_builder_num_params(ob.ctx.b);
     a.value = tt_ir_param(ob.ctx.b, dt, (int32_t)t.dim(), t.sizes().data());
@@ -348,7 +371,8 @@ static bool build_args(OpBuild& ob, const Plan& plan, torch::jit::Stack* stack, 
                 a.dtype = TT_F64;
                 a.f = s.toDouble();
             } else {
-                return false;  // complex
+                ob.declined = "a complex Scalar";
+                return false;
             }
             break;
         }
@@ -378,7 +402,10 @@ static bool build_args(OpBuild& ob, const Plan& plan, torch::jit::Stack* stack, 
         }
         case ArgKind::DType:
             a.kind = TT_ARG_DTYPE;
-            if (!to_tt_dtype(iv.toScalarType(), &a.dtype)) return false;
+            if (!to_tt_dtype(iv.toScalarType(), &a.dtype)) {
+                ob.declined = std::string("dtype=") + c10::toString(iv.toScalarType());
+                return false;
+            }
             break;
         case ArgKind::String:
             a.kind = TT_ARG_STRING;
@@ -415,140 +442,11 @@ static std::string shape_str(const int64_t* d, int32_t r) {
 }
 
 
-// ---- tracing: torchtpu.stablehlo(fn, *args) records every launch of fn into one program -------------------
-struct TraceEntry {
-    std::vector<int64_t> sizes, strides;
-    int64_t offset;
-    tt_dtype dtype;
-    tt_ir_value value;
-};
-
-struct Trace {
-    tt_ir_builder* b = nullptr;
-    std::string unsupported;  // why the traced function cannot be one program (reported by trace_end)
-    std::unordered_map<const c10::StorageImpl*, std::vector<TraceEntry>> produced;
-    std::vector<at::Tensor> keep;  // tensors whose storages are keys above
-};
-static thread_local Trace* g_trace = nullptr;
-
-static bool same_view(const TraceEntry& e, const at::Tensor& t, tt_dtype dt) {
-    return e.dtype == dt && e.offset == t.storage_offset() && at::IntArrayRef(e.sizes) == t.sizes() &&
-           at::IntArrayRef(e.strides) == t.strides();
-}
-
-// The trace value for a tensor read by a launch: a value produced earlier in the trace (directly, or through a
-// reshape or transpose of it), else a new parameter of the traced program.
-static tt_ir_value trace_value_of(Trace& tr, const at::Tensor& t) {
-    tt_dtype dt;
-    TORCH_CHECK(to_tt_dtype(t.scalar_type(), &dt), "stablehlo: unsupported dtype ", t.scalar_type());
-    auto it = tr.produced.find(t.storage().unsafeGetStorageImpl());
-    if (it != tr.produced.end()) {
-        for (auto eit = it->second.rbegin(); eit != it->second.rend(); ++eit)
-            if (same_view(*eit, t, dt)) return eit->value;
-        const TraceEntry& base = it->second.back();
-        bool base_contig = base.offset == t.storage_offset() && base.dtype == dt &&
-                           at::IntArrayRef(base.strides) == c10::contiguous_strides(base.sizes);
-        if (base_contig && t.is_contiguous() && t.numel() == c10::multiply_integers(base.sizes)) {
-            std::vector<int64_t> d(t.sizes().begin(), t.sizes().end());
-            return tt_ir_reshape(tr.b, base.value, (int32_t)d.size(), d.data());
-        }
-        if (base_contig && (size_t)t.dim() == base.sizes.size()) {  // a permutation of the base's dims
-            std::vector<int64_t> perm;
-            for (int64_t i = 0; i < t.dim(); i++)
-                for (size_t j = 0; j < base.sizes.size(); j++)
-                    if (base.strides[j] == t.stride(i) && base.sizes[j] == t.size(i) &&
-                        std::find(perm.begin(), perm.end(), (int64_t)j) == perm.end()) {
-                        perm.push_back((int64_t)j);
-                        break;
-                    }
-            if ((int64_t)perm.size() == t.dim()) return tt_ir_transpose(tr.b, base.value, perm.data());
-        }
-    }
-    std::vector<int64_t> d(t.sizes().begin(), t.sizes().end());
-    tt_ir_value v = tt_ir_param(tr.b, dt, (int32_t)d.size(), d.data());
-    tr.produced[t.storage().unsafeGetStorageImpl()].push_back(
-        {d, std::vector<int64_t>(t.strides().begin(), t.strides().end()), t.storage_offset(), dt, v});
-    tr.keep.push_back(t);
-    return v;
-}
-
-static void trace_record(Trace& tr, const tt_ir_program* prog, const OpBuild& ob, const Results& results) {
-    std::vector<tt_ir_value> pv(prog->n_params, TT_IR_NONE);
-    for (auto& [idx, t] : ob.tensor_params) pv[idx] = trace_value_of(tr, t);
-    for (int32_t k = 0; k < ob.ctx.n_scalars; k++)
-        pv[ob.ctx.scalars[k].param_index] = tt_ir_scalar_param(tr.b, ob.ctx.scalars[k].dtype);
-    std::vector<tt_ir_value> outs(prog->n_outputs, TT_IR_NONE);
-    TT_CHECK(tt_ir_builder_inline(tr.b, prog, pv.data(), outs.data()));
-    for (size_t j = 0; j < results.size(); j++) {
-        const at::Tensor& t = results[j];
-        tt_dtype dt;
-        to_tt_dtype(t.scalar_type(), &dt);
-        auto& entries = tr.produced[t.storage().unsafeGetStorageImpl()];
-        // A write into part of a tensor the trace already knows (y[0] = 5) would need a dynamic_update_slice of
-        // the base; until tracing records that, refuse rather than return a program that drops the write.
-        bool partial = false;
-        for (const auto& e : entries)
-            partial = partial || !same_view(e, t, dt);
-        if (partial && tr.unsupported.empty())
-            tr.unsupported = "it writes into part of a tensor (an in-place op on a view, e.g. y[0] = 5)";
-        entries.push_back({std::vector<int64_t>(t.sizes().begin(), t.sizes().end()),
-                           std::vector<int64_t>(t.strides().begin(), t.strides().end()), t.storage_offset(), dt,
-                           outs[j]});
-        tr.keep.push_back(t);
-    }
-}
-
-void trace_begin() {
-    TORCH_CHECK(!g_trace, "stablehlo: a trace is already running on this thread");
-    auto* tr = new Trace();
-    tr->b = tt_ir_builder_create();
-    if (!tr->b) {
-        delete tr;
-        TORCH_CHECK(false, "stablehlo: out of memory");
-    }
-    g_trace = tr;
-}
-
-void trace_abort() {
-    if (!g_trace) return;
-    tt_ir_builder_destroy(g_trace->b);
-    delete g_trace;
-    g_trace = nullptr;
-}
-
-void trace_note_host_write() {
-    if (g_trace && g_trace->unsupported.empty())
-        g_trace->unsupported = "it copies host data into a tpu tensor inside the function";
-}
-
-std::string trace_end(const std::vector<at::Tensor>& outputs) {
-    TORCH_CHECK(g_trace, "stablehlo: no trace is running");
-    Trace& tr = *g_trace;
-    std::string text;
-    try {
-        TORCH_CHECK_NOT_IMPLEMENTED(tr.unsupported.empty(), "stablehlo: cannot trace this function as one program: ",
-                                    tr.unsupported, "; pass such tensors in as arguments instead");
-        for (const auto& t : outputs) {
-            TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "stablehlo: outputs must be tpu tensors");
-            tt_ir_builder_add_output(tr.b, trace_value_of(tr, t));
-        }
-        tt_ir_program* prog = nullptr;
-        TT_CHECK(tt_ir_builder_finish(tr.b, &prog));
-        char* s = nullptr;
-        tt_status st = tt_ir_print_stablehlo(prog, &s);
-        tt_ir_program_destroy(prog);
-        if (st != TT_OK) raise_status(st, "stablehlo");
-        text = s;
-        free(s);
-    } catch (...) {
-        trace_abort();
-        throw;
-    }
-    trace_abort();
-    return text;
-}
+static std::atomic<bool> g_launched{false};
+bool launched_any() { return g_launched.load(std::memory_order_relaxed); }
 
 static void launch(OpBuild& ob, const Results& results, const char* name) {
+    if (!g_launched.load(std::memory_order_relaxed)) g_launched.store(true, std::memory_order_relaxed);
     tt_ir_program* raw = nullptr;
     TT_CHECK(tt_ir_builder_finish(ob.ctx.b, &raw));
     std::unique_ptr<tt_ir_program, void (*)(tt_ir_program*)> owned(raw, tt_ir_program_destroy);
@@ -566,7 +464,8 @@ static void launch(OpBuild& ob, const Results& results, const char* name) {
     }
     c10::SmallVector<tt_rt_tensor, 2> rres;
     for (auto& t : results) rres.push_back(view_of(t));
-    if (g_trace) trace_record(*g_trace, prog, ob, results);
+    if (trace_active())
+        trace_record(prog, ob.tensor_params.data(), ob.tensor_params.size(), ob.ctx, results.data(), results.size());
     tt_status st = tt_rt_launch(ob.device, prog, rargs.data(), (int32_t)rargs.size(), rres.data(),
                                 (int32_t)rres.size(), name);
     if (st != TT_OK) raise_status(st, "");
@@ -611,9 +510,49 @@ static void prepare_index_lists(const Plan& plan, torch::jit::Stack* stack, size
     }
 }
 
-// Runs the op natively; false means "not handled here" (fall back). The stack is untouched then, except that index
-// lists may have been rewritten by prepare_index_lists into an equivalent form.
-static bool run_native(const Plan& plan, torch::jit::Stack* stack) {
+// CPU's checks on what an in-place or out= op writes (TensorIterator's compute_mem_overlaps): a written tensor whose
+// elements share memory raises, and so does, for TensorIterator ops, an input that partly overlaps it (the very same
+// tensor is fine: x.add_(x)). Other ops check their own way on CPU; most reject a self-overlapping output, which would
+// make our result depend on write order, so they all do here.
+static void check_overlap(const Plan& plan, const torch::jit::Stack& stack, size_t first) {
+    if (plan.overlap_exempt) return;
+    for (size_t t : plan.targets) {
+        const c10::IValue& tv = stack[first + t];
+        if (!tv.isTensor() || !tv.toTensor().defined()) continue;
+        const at::Tensor& out = tv.toTensor();
+        at::assert_no_internal_overlap(out);
+        if (!plan.pointwise) continue;
+        for (size_t i = 0; i < plan.n_inputs; i++) {
+            const c10::IValue& iv = stack[first + i];
+            if (iv.isTensor() && iv.toTensor().defined() && !iv.toTensor().is_same(out))
+                at::assert_no_partial_overlap(out, iv.toTensor());
+        }
+    }
+}
+
+// TensorIterator's output strides for these inputs (a channels_last input gives a channels_last result, t.t() * 2 a
+// transposed one), computed by ATen itself on meta tensors of the inputs' geometry. Empty when every input is
+// row-major: so is the result then, and the common case costs nothing.
+static c10::SmallVector<int64_t, 6> pointwise_strides(const OpBuild& ob, at::IntArrayRef sizes) {
+    bool strided = false;
+    for (const auto& p : ob.tensor_params) strided = strided || (p.second.dim() > 0 && !p.second.is_contiguous());
+    if (!strided) return {};
+    at::TensorIteratorConfig cfg;
+    cfg.check_all_same_dtype(false).set_check_mem_overlap(false);
+    cfg.declare_static_dtype_and_device(c10::kFloat, c10::Device(c10::kMeta));
+    cfg.add_owned_output(at::Tensor());
+    for (const auto& p : ob.tensor_params)  // one dtype for all: the rule compares strides within each tensor
+        cfg.add_owned_const_input(at::empty_strided(p.second.sizes(), p.second.strides(),
+                                                    at::TensorOptions().dtype(c10::kFloat).device(c10::kMeta)));
+    at::TensorIterator iter = cfg.build();
+    const at::TensorBase& o = iter.output_base(0);
+    if (o.sizes() != sizes) return {};
+    return c10::SmallVector<int64_t, 6>(o.strides().begin(), o.strides().end());
+}
+
+// Runs the op natively; false means "not handled here" (fall back) and *declined says why. The stack is untouched
+// then, except that index lists may have been rewritten by prepare_index_lists into an equivalent form.
+static bool run_native(const Plan& plan, torch::jit::Stack* stack, std::string* declined) {
     const size_t n_args = plan.n_inputs + (plan.kind == PlanKind::Out ? plan.targets.size() : 0);
     const size_t first = stack->size() - n_args;
     if (plan.has_index_lists) prepare_index_lists(plan, stack, first);
@@ -624,13 +563,19 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack) {
     ob.ctx.precision = current_precision();
     ob.ctx.rng_reserve = rng_reserve;
     for (size_t t : plan.targets) note_device(ob, (*stack)[first + t].toTensor());
-    if (!build_args(ob, plan, stack, first)) return false;
+    if (!build_args(ob, plan, stack, first)) {
+        *declined = ob.declined.empty() ? std::string(tt_last_error()) : ob.declined;
+        return false;
+    }
     if (ob.device < 0) ob.device = current_device();
     ob.ctx.device = ob.device;
     c10::SmallVector<tt_ir_value, 4> outs(plan.n_results, TT_IR_NONE);
     tt_status st = plan.fn(&ob.ctx, ob.args.data(), (int32_t)ob.args.size(), outs.data(), (int32_t)outs.size());
     if (st == TT_OK) st = tt_ir_builder_status(b);
-    if (st == TT_STATUS_UNSUPPORTED) return false;
+    if (st == TT_STATUS_UNSUPPORTED) {
+        *declined = tt_last_error();
+        return false;
+    }
     if (st != TT_OK) raise_status(st, "");
     for (auto v : outs)  // functional ops may leave a result out (an undefined tensor, e.g. a masked-off gradient)
         if (v == TT_IR_NONE && plan.kind != PlanKind::Functional)
@@ -638,10 +583,22 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack) {
 
     Results results;
     if (plan.kind == PlanKind::Functional) {
+        c10::SmallVector<int64_t, 6> strides;
+        bool strides_known = !plan.pointwise;
         for (auto v : outs) {
             if (v == TT_IR_NONE) continue;
             const tt_ir_type* ty = tt_ir_type_of(b, v);
-            results.push_back(empty_tpu(at::IntArrayRef(ty->dims, ty->rank), to_torch_dtype(ty->dtype), ob.device));
+            at::IntArrayRef sizes(ty->dims, ty->rank);
+            if (!strides_known) {
+                strides = pointwise_strides(ob, sizes);
+                strides_known = true;
+            }
+            if (!strides.empty() && sizes.size() == strides.size())
+                results.push_back(at::empty_strided(sizes, strides, at::TensorOptions()
+                                                                        .dtype(to_torch_dtype(ty->dtype))
+                                                                        .device(c10::DeviceType::PrivateUse1, ob.device)));
+            else
+                results.push_back(empty_tpu(sizes, to_torch_dtype(ty->dtype), ob.device));
             tt_ir_builder_add_output(b, v);
         }
     } else {
@@ -663,6 +620,10 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack) {
                                "resized unless they have zero elements. You can explicitly reuse an out tensor t by "
                                "resizing it, inplace, to zero elements with t.resize_(0).");
                 target.resize_(rs);
+                if (plan.pointwise) {  // a resized out= tensor takes the layout rule too, as TensorIterator restrides it
+                    auto strides = pointwise_strides(ob, rs);
+                    if (!strides.empty()) target.as_strided_(rs, strides);
+                }
             }
             tt_ir_builder_add_output(b, tt_ir_convert(b, outs[k], tdt));
             results.push_back(target);
@@ -703,11 +664,20 @@ static void cpu_generators(const Plan& plan, torch::jit::Stack* stack) {
 static void tpu_boxed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     ensure_init();
     const Plan& plan = plan_for(op);
-    if (plan.fn && run_native(plan, stack)) return;
-    TORCH_CHECK_NOT_IMPLEMENTED(cpu_fallback_enabled(), "operator '", plan.key,
-                                "' is not implemented for TPU (no native lowering) and the CPU fallback is off "
-                                "(TORCHTPU_CPU_FALLBACK=0 or torch.tpu.cpu_fallback_mode(False))");
-    count_fallback(plan.key);
+    if (!plan.targets.empty()) {
+        const size_t n_args = plan.n_inputs + (plan.kind == PlanKind::Out ? plan.targets.size() : 0);
+        check_overlap(plan, *stack, stack->size() - n_args);
+    }
+    std::string declined;
+    if (plan.fn && run_native(plan, stack, &declined)) return;
+    // Google TorchTPU's message is "'aten::X' is not implemented for TPU"; this one contains it.
+    const std::string why = plan.fn ? "has a native tpu lowering (" + plan.lowered +
+                                          ") but it declined these arguments (" + declined + ")"
+                                    : std::string("has no native tpu lowering");
+    TORCH_CHECK_NOT_IMPLEMENTED(cpu_fallback_enabled(), "operator '", plan.key, "' is not implemented for TPU: it ",
+                                why, ", and the CPU fallback is off (TORCHTPU_CPU_FALLBACK=0 or "
+                                "torch.tpu.cpu_fallback_mode(False))");
+    count_fallback(plan.key, why);
     cpu_generators(plan, stack);
     at::native::cpu_fallback(op, stack, /*error_on_views=*/true);
 }

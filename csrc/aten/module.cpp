@@ -1,4 +1,5 @@
 // module.cpp — torchtpu._C: the functions the Python package calls.
+#include <torch/autograd.h>
 #include <torch/extension.h>
 
 #include <torch/csrc/Generator.h>
@@ -18,6 +19,23 @@ std::string trace_end(const std::vector<at::Tensor>& outputs);
 }  // namespace torchtpu
 
 using namespace torchtpu;
+
+// At interpreter exit (an atexit hook, while Python is still whole): autograd's tpu device threads may still be
+// releasing an earlier backward's graph, and some of that needs the GIL (Python hooks, autograd.Function nodes,
+// tensors that own their Python object). A thread that asks for the GIL once finalization has begun is ended by
+// Python with pthread_exit, and that unwinding through autograd's noexcept code is "terminate called without an
+// active exception". Each device thread takes its work in order, so one tiny backward through it, run with the
+// GIL released and with no Python objects in it, returns only once the thread has finished all earlier work.
+static void quiesce_for_exit() {
+    if (!launched_any()) return;
+    py::gil_scoped_release nogil;
+    at::AutoGradMode grad_mode(true);
+    for (int d = 0; d < tt_rt_device_count(); d++) {
+        at::Tensor x = at::zeros({}, at::TensorOptions().device(c10::DeviceType::PrivateUse1, d)).requires_grad_(true);
+        torch::autograd::backward({x * 2});
+        x.grad().cpu();  // also waits for the device's queued work
+    }
+}
 
 static void check(tt_status st) {
     if (st != TT_OK) raise_status(st, "");
@@ -214,4 +232,6 @@ PYBIND11_MODULE(_C, m) {
         }
         return t;
     });
+    // ---- exit
+    m.def("quiesce_for_exit", &quiesce_for_exit);
 }

@@ -50,6 +50,13 @@ void launch_assign(const at::Tensor& src, const at::Tensor& dst);
 // Tracing (torchtpu.stablehlo): a host write into a device tensor cannot be part of the traced program.
 void trace_note_host_write();
 
+// ---- tracing (trace.cpp): the trace follows ThreadLocalState into autograd's device threads
+bool trace_active();  // a trace is recording for this thread (or the thread autograd is working for)
+// Inlines one launch into the trace: prog's tensor parameters are params (param index, tensor), its scalar
+// parameters ctx's scalars, its outputs results.
+void trace_record(const tt_ir_program* prog, const std::pair<int32_t, at::Tensor>* params, size_t n_params,
+                  const tt_lower_ctx& ctx, const at::Tensor* results, size_t n_results);
+
 // Matmul precision in force for new lowerings (TT_PRECISION_FP32 until the precision API lands).
 tt_precision current_precision();
 void set_precision(tt_precision p);
@@ -57,7 +64,10 @@ void set_precision(tt_precision p);
 // CPU fallback policy and counters.
 bool cpu_fallback_enabled();
 void set_cpu_fallback_enabled(bool on);
-void count_fallback(const std::string& op);
+void count_fallback(const std::string& op, const std::string& why);  // why: "has no native tpu lowering"...
+
+// ---- exit (module.cpp quiesce_for_exit): has this process launched any tpu work?
+bool launched_any();
 
 // ---- storages (allocator.cpp): the core storage behind any tpu Storage (ours, copy-on-write, or a from_blob alias
 // of a live storage's address; copy-on-write ones are materialized first), NULL if none.
