@@ -172,7 +172,9 @@ def test_trainer_default_arguments_match_cpu(tmp_path):
     eval_cpu = trainer_cpu.evaluate()["eval_loss"]
     print(f"\nTrainer train loss per step, then eval loss before -> after training"
           f"\n  tpu: {[round(v, 6) for v in tpu.values()]}  eval {before_tpu:.6f} -> {eval_tpu:.6f}"
-          f"\n  cpu: {[round(v, 6) for v in cpu.values()]}  eval {before_cpu:.6f} -> {eval_cpu:.6f}")
+          f"\n  cpu: {[round(v, 6) for v in cpu.values()]}  eval {before_cpu:.6f} -> {eval_cpu:.6f}"
+          f"\n  largest relative difference: {max(abs(tpu[k] - cpu[k]) / cpu[k] for k in cpu):.2e} (train), "
+          f"{abs(eval_tpu - eval_cpu) / eval_cpu:.2e} (eval)")
     assert trainer_tpu.args.device == torch.device("tpu", 0)
     assert devices.model_devices == {"tpu:0"} and devices.optimizer_devices == {"tpu:0"}
     assert devices.optimizer_holds_model_params

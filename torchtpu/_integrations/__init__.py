@@ -21,7 +21,12 @@ _INTEGRATIONS = {
 
 
 def _apply(name, module):
-    for integrate in _INTEGRATIONS.pop(name, ()):
+    if not _INTEGRATIONS.get(name):
+        return
+    integrations = _INTEGRATIONS.pop(name)
+    if not _INTEGRATIONS and _finder in sys.meta_path:
+        sys.meta_path.remove(_finder)  # nothing left to wait for: imports no longer pass through us
+    for integrate in integrations:
         try:
             integrate(module)
         except Exception as e:  # a library update must never break the user's import
