@@ -48,8 +48,8 @@ def save_tpu_rng_in_checkpoints(trainer_module):
             return  # transformers has already said that reproducibility is not guaranteed
         states = read(path)
         if RNG_KEY not in states:
-            warnings.warn(f"{path} has no tpu RNG state (saved by a run that was not on tpu?); resuming will not draw the same "
-                          "random numbers as the interrupted run", RuntimeWarning, stacklevel=2)
+            warnings.warn(f"{path} has no tpu RNG state (saved by a run that was not on tpu?); resuming will not "
+                          "draw the same random numbers as the interrupted run", RuntimeWarning, stacklevel=2)
             return
         torch.tpu.set_rng_state(states[RNG_KEY])
 
