@@ -286,3 +286,66 @@ def test_trainer_style_step_does_not_fall_back():
     torch.tpu.synchronize()
     fallbacks = torchtpu.metrics()["fallbacks"]
     assert not [k for k in fallbacks if "_fused_" in k], fallbacks
+
+
+# ---- GradScaler ----
+
+def _scaler_run(device):
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=0.01, fused=True)
+    scaler = torch.amp.GradScaler(device, init_scale=1024.0, growth_interval=2)
+    gen = torch.Generator().manual_seed(1)
+    scales = []
+    for i in range(6):
+        loss = model(torch.randn(3, 4, generator=gen).to(device)).sum()
+        scaler.scale(loss).backward()
+        if i == 1:
+            model.weight.grad.view(-1)[0] = float("inf")
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+        scales.append(scaler.get_scale())
+    return scales, opt.state[model.weight]["step"].item(), [p.detach().cpu() for p in model.parameters()]
+
+
+def test_grad_scaler_with_fused_adamw_matches_cpu():
+    """GradScaler("tpu") + fused AdamW: the inf step is skipped, the scale backs off and regrows as on the CPU, and
+    neither the unscale/inf check nor the scale update falls back."""
+    with torch.tpu.cpu_fallback_mode(False):
+        scales, steps, params = _scaler_run("tpu")
+    want_scales, want_steps, want_params = _scaler_run("cpu")
+    assert scales == want_scales == [1024.0, 512.0, 512.0, 1024.0, 1024.0, 2048.0]
+    assert steps == want_steps == 5.0
+    for g, w in zip(params, want_params):
+        torch.testing.assert_close(g, w, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("found,tracker,scale", [(0.0, 0, 8.0), (0.0, 2, 8.0), (1.0, 2, 8.0), (0.0, 2, 3e38),
+                                                 (2.0, 1, 8.0)])
+def test_amp_update_scale_matches_cpu_kernel(found, tracker, scale):
+    cpu = [torch.tensor([scale]), torch.tensor([tracker], dtype=torch.int32), torch.tensor([found])]
+    dev = [t.to("tpu") for t in cpu]
+    want = torch._amp_update_scale_(*cpu, 2.0, 0.5, 3)
+    with torch.tpu.cpu_fallback_mode(False):
+        got = torch._amp_update_scale_(*dev, 2.0, 0.5, 3)
+    assert got is dev[0]
+    torch.testing.assert_close(got.cpu(), want, rtol=0, atol=0)
+    torch.testing.assert_close(dev[1].cpu(), cpu[1], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("bad", [None, float("inf"), float("nan")])
+def test_amp_non_finite_check_and_unscale_matches_cpu_kernel(bad):
+    gen = torch.Generator().manual_seed(4)
+    cpu = [torch.randn(s, generator=gen) for s in _shapes()]
+    if bad is not None:
+        cpu[1][3] = bad
+    dev = [t.to("tpu") for t in cpu]
+    found_cpu, inv_cpu = torch.tensor([0.0]), torch.tensor([0.25])
+    found_dev, inv_dev = found_cpu.to("tpu"), inv_cpu.to("tpu")
+    torch._amp_foreach_non_finite_check_and_unscale_(cpu, found_cpu, inv_cpu)
+    with torch.tpu.cpu_fallback_mode(False):
+        torch._amp_foreach_non_finite_check_and_unscale_(dev, found_dev, inv_dev)
+    assert found_dev.item() == found_cpu.item() == (0.0 if bad is None else 1.0)
+    for g, w in zip(dev, cpu):
+        torch.testing.assert_close(g.cpu(), w, rtol=0, atol=0, equal_nan=True)

@@ -7,7 +7,9 @@ Arithmetic follows PyTorch's CPU kernels (aten/src/ATen/native/cpu/Fused{Adam,SG
 `weight_decay * param` to the grad, AdamW scales the param by `1 - lr * weight_decay`; reduced-precision tensors are
 computed in float32. `state_steps` are read, not incremented (torch.optim increments them). Where the CPU kernel
 reads `found_inf` on the host and returns early, here every written tensor keeps its old value where
-`found_inf == 1` (a device select): the same result without a host sync, as on CUDA."""
+`found_inf == 1` (a device select): the same result without a host sync, as on CUDA.
+GradScaler's `_amp_foreach_non_finite_check_and_unscale_` and `_amp_update_scale_` are here too, so an amp step
+(scale, unscale + inf check, fused step, scale update) stays on the device."""
 import torch
 
 _lib = None
@@ -133,3 +135,37 @@ def register():
     for name, fn in (("_fused_adam_", _fused_adam), ("_fused_adamw_", _fused_adamw), ("_fused_sgd_", _fused_sgd)):
         _lib.impl(name, fn, "PrivateUse1")
         _lib.impl(name + ".tensor_lr", fn, "PrivateUse1")
+    register_amp()
+
+
+# ---- GradScaler's two ops (torch.amp.GradScaler("tpu")), which feed grad_scale / found_inf to the steps above ----
+
+def _amp_non_finite_check_and_unscale(grads, found_inf, inv_scale):
+    """Every grad is multiplied by inv_scale; found_inf is set to 1 if any grad holds an inf or NaN (never reset),
+    as CUDA's kernel does."""
+    for g in grads:
+        if g.device != inv_scale.device or g.device != found_inf.device:
+            raise RuntimeError("_amp_foreach_non_finite_check_and_unscale_: all tensors must be on the same device")
+        non_finite = torch.logical_not(torch.isfinite(g).all())
+        found_inf.copy_(torch.where(non_finite, torch.ones_like(found_inf), found_inf))
+        g.copy_(g.to(torch.float32) * inv_scale)
+
+
+def _amp_update_scale(scale, growth_tracker, found_inf, scale_growth_factor, scale_backoff_factor, growth_interval):
+    """CUDA's amp_update_scale_cuda_kernel as device selects: back off and reset the tracker on found_inf; else
+    count the success and grow the scale (if the grown scale is finite) every growth_interval successes."""
+    found = found_inf != 0
+    successful = growth_tracker + 1
+    grow = torch.logical_and(torch.logical_not(found), successful == growth_interval)
+    grown = scale * scale_growth_factor
+    grown = torch.where(torch.isfinite(grown), grown, scale)
+    new_scale = torch.where(found, scale * scale_backoff_factor, torch.where(grow, grown, scale))
+    new_tracker = torch.where(torch.logical_or(found, grow), torch.zeros_like(growth_tracker), successful)
+    scale.copy_(new_scale)
+    growth_tracker.copy_(new_tracker)
+    return scale
+
+
+def register_amp():
+    _lib.impl("_amp_foreach_non_finite_check_and_unscale_", _amp_non_finite_check_and_unscale, "PrivateUse1")
+    _lib.impl("_amp_update_scale_", _amp_update_scale, "PrivateUse1")
