@@ -349,3 +349,22 @@ def test_amp_non_finite_check_and_unscale_matches_cpu_kernel(bad):
     assert found_dev.item() == found_cpu.item() == (0.0 if bad is None else 1.0)
     for g, w in zip(dev, cpu):
         torch.testing.assert_close(g.cpu(), w, rtol=0, atol=0, equal_nan=True)
+
+
+def test_fused_sgd_bfloat16_is_float32_math_rounded():
+    """Reduced precision: float32 math, results rounded on store (CUDA's opmath and the CPU kernel's scalar tail).
+    Compared with the float32 CPU kernel rounded, not with the bfloat16 CPU kernel: in torch 2.13 its vectorized
+    path reads the bfloat16 momentum buffer as float32 (FusedSGDKernel.cpp `fVec::loadu(momentum_buf_ptr + d)`)."""
+    gen = torch.Generator().manual_seed(5)
+    lists = [[torch.randn(64, generator=gen).bfloat16() for _ in range(3)] for _ in range(3)]
+    dev = [[t.to("tpu") for t in lst] for lst in lists]
+    ref = [[t.float() for t in lst] for lst in lists]
+    kw = dict(weight_decay=0.01, momentum=0.9, lr=0.1, dampening=0.1, nesterov=True, maximize=True,
+              is_first_step=False)
+    torch._fused_sgd_(*ref, **kw, grad_scale=torch.tensor(3.0))
+    with torch.tpu.cpu_fallback_mode(False):
+        torch._fused_sgd_(*dev, **kw, grad_scale=torch.tensor(3.0, device="tpu"))
+    for got_list, want_list in zip(dev, ref):
+        for got, want in zip(got_list, want_list):
+            assert got.dtype == torch.bfloat16
+            torch.testing.assert_close(got.cpu(), want.bfloat16(), rtol=0, atol=0)

@@ -5,7 +5,8 @@ default `adamw_torch_fused` run on the CPU through the fallback, copying every p
 Arithmetic follows PyTorch's CPU kernels (aten/src/ATen/native/cpu/Fused{Adam,SGD}Kernel.cpp): grads are divided by
 `grad_scale` and the unscaled grads stored back; `maximize` negates the grad used, not the stored one; Adam adds
 `weight_decay * param` to the grad, AdamW scales the param by `1 - lr * weight_decay`; reduced-precision tensors are
-computed in float32. `state_steps` are read, not incremented (torch.optim increments them). Where the CPU kernel
+computed in float32 (the stored grads, moments and buffers are rounded, the math goes on with the float32 values).
+`state_steps` are read, not incremented (torch.optim increments them). Where the CPU kernel
 reads `found_inf` on the host and returns early, here every written tensor keeps its old value where
 `found_inf == 1` (a device select): the same result without a host sync, as on CUDA.
 GradScaler's `_amp_foreach_non_finite_check_and_unscale_` and `_amp_update_scale_` are here too, so an amp step
@@ -48,7 +49,6 @@ def _unscaled_grad(grad, grad_scale, skip, math_dtype):
     if grad_scale is not None:
         g = g / grad_scale
         _store(grad, g, skip)
-        g = g.to(grad.dtype).to(math_dtype)  # the math uses the stored (rounded) grad, as the CPU kernel does
     return g
 
 
@@ -124,7 +124,6 @@ def _fused_sgd(params, grads, momentum_buffer_list, *, weight_decay, momentum, l
             buf = momentum_buffer_list[i]
             b = g if is_first_step else buf.to(dt) * momentum + g * (1 - dampening)
             _store(buf, b, skip)
-            b = b.to(buf.dtype).to(dt)
             g = g + b * momentum if nesterov else b
         _store(param, p - g * lr, skip)
 
