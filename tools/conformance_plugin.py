@@ -71,7 +71,8 @@ NOT_INSTANTIATED = {}  # str(dtype) -> number of (test, dtype) pairs not instant
 
 def _count_dropped(dtypes):
     for d in dtypes:
-        NOT_INSTANTIATED[str(d)] = NOT_INSTANTIATED.get(str(d), 0) + 1
+        for r in {x for x in (d if isinstance(d, (tuple, list)) else (d,)) if x in REFUSED}:
+            NOT_INSTANTIATED[str(r)] = NOT_INSTANTIATED.get(str(r), 0) + 1
 
 
 def _refuses(dtype):
@@ -135,6 +136,15 @@ def _emit(rec):
 def pytest_addoption(parser):
     parser.addoption("--conformance-done", default=None,
                      help="file of test ids (one a line) already run: deselected")
+    parser.addoption("--conformance-max", type=int, default=0, help="stop after this many tests (0: all)")
+
+
+_session = {}
+
+
+def pytest_sessionstart(session):
+    _session["s"] = session
+    _session["n"] = 0
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -206,3 +216,8 @@ def pytest_runtest_logfinish(nodeid, location):
         _emit({"id": nodeid, "outcome": _current["outcome"], "msg": _current["msg"][:2000],
                "s": round(time.time() - _current["t0"], 3)})
         _current.clear()
+        s = _session.get("s")
+        _session["n"] = _session.get("n", 0) + 1
+        limit = s.config.getoption("--conformance-max") if s else 0
+        if limit and _session["n"] >= limit:
+            s.shouldstop = f"conformance: chunk of {limit} tests done"
