@@ -90,6 +90,8 @@ def run_file(args, path, work):
                "--conformance-max", str(args.chunk), "-o", "console_output_style=classic", name]
         if args.k:
             cmd += ["-k", args.k]
+        if args.every > 1:
+            cmd += ["--conformance-every", str(args.every)]
         pos = os.path.getsize(log) if os.path.exists(log) else 0
         t_start = time.time()
         child = subprocess.Popen(cmd, cwd=os.path.dirname(path), env=env, stdout=subprocess.PIPE,
@@ -114,6 +116,7 @@ def run_file(args, path, work):
                     if info["collected"] is None:
                         info["collected"] = r["collected"] + len(results)
                         info["not_instantiated"] = r.get("not_instantiated", {})
+                        info["every"] = r.get("every", 1)
                 elif "start" in r:
                     current = r["start"]
                 elif "id" in r:
@@ -164,6 +167,26 @@ def run_file(args, path, work):
             continue  # a full chunk: the rest in a new child
         info["collect_error"] = f"child stopped after {ran} of {collected} tests: {_crash_lines(tail)}"
         break
+    return results, info
+
+
+def read_file_log(path, work):
+    """The results a previous run left in work (--report-only): ({id: record}, info), without running anything."""
+    name = os.path.basename(path)
+    recs, _ = _read_new(os.path.join(work, name + ".jsonl"), 0)
+    results, info = {}, {"collected": None, "not_instantiated": {}, "children": 0, "collect_error": ""}
+    started = None
+    for r in recs:
+        if "collected" in r and info["collected"] is None:
+            info["collected"], info["not_instantiated"] = r["collected"], r.get("not_instantiated", {})
+            info["every"] = r.get("every", 1)
+        elif "id" in r:
+            results[r["id"]] = r
+            started = None
+        elif "start" in r:
+            started = r["start"]
+    if started is not None:
+        info["running"] = started
     return results, info
 
 
@@ -260,6 +283,8 @@ def write_markdown(args, per_file, infos, seconds, out):
         col = inf.get("collected")
         note = f" (collection failed: {inf['collect_error'][:200]})" if inf.get("collect_error") else ""
         incomplete = " (incomplete)" if col is not None and n < col else ""
+        if inf.get("every", 1) > 1:
+            incomplete += f" (every {inf['every']}th test: a systematic sample)"
         L.append(f"| {fname}{note}{incomplete} | {col if col is not None else '-'} | {_row(c)} | {ni} |")
     L += ["", "## Per class", "", "| file | class | " + " | ".join(OUTCOMES) + " |",
           "|---|---|" + "---|" * len(OUTCOMES)]
@@ -321,6 +346,8 @@ def main():
     ap.add_argument("-k", default=None, help="pytest -k expression")
     ap.add_argument("--timeout", type=int, default=120, help="seconds per test")
     ap.add_argument("--chunk", type=int, default=2000, help="tests per child process")
+    ap.add_argument("--every", type=int, default=1,
+                    help="run every n-th test of each file only (a systematic sample; the summary says so)")
     ap.add_argument("--nice", type=int, default=0)
     ap.add_argument("--out", default=None, help="markdown summary (default docs/conformance.md; --ci: none)")
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "conformance"), help="per-file logs")
@@ -329,6 +356,8 @@ def main():
     ap.add_argument("--ci", action="store_true", help="CI's subset, gated by the baseline")
     ap.add_argument("--baseline", default=CI_BASELINE)
     ap.add_argument("--write-baseline", action="store_true", help="record this run's passing ids as the baseline")
+    ap.add_argument("--report-only", action="store_true",
+                    help="run nothing: summarize (and gate) the results already in --work, even of a run still going")
     args = ap.parse_args()
     args.argv = sys.argv[1:]
     args.tests_dir = os.path.abspath(args.tests_dir)
@@ -346,7 +375,13 @@ def main():
             print(f"conformance: {path} missing, skipped", file=sys.stderr)
             continue
         t = time.time()
-        per_file[fname], infos[fname] = run_file(args, path, args.work)
+        if args.report_only:
+            per_file[fname], infos[fname] = read_file_log(path, args.work)
+            if infos[fname]["collected"] is None:
+                del per_file[fname], infos[fname]
+                continue
+        else:
+            per_file[fname], infos[fname] = run_file(args, path, args.work)
         c = collections.Counter(r["outcome"] for r in per_file[fname].values())
         print(f"{fname}: " + ", ".join(f"{o} {c.get(o, 0)}" for o in OUTCOMES) +
               f" ({time.time() - t:.0f} s, {infos[fname]['children']} processes)" +

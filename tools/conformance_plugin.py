@@ -66,7 +66,8 @@ def _refused_dtypes():
 
 
 REFUSED = _refused_dtypes()
-NOT_INSTANTIATED = {}  # str(dtype) -> number of (test, dtype) pairs not instantiated because the device refuses it
+NOT_INSTANTIATED = {}  # str(dtype) -> number of (@dtypes test, dtype) pairs not instantiated: the device refuses it
+OPINFO_RESTRICTED = {}  # str(dtype) -> number of OpInfos whose tpu dtypes lost it
 
 
 def _count_dropped(dtypes):
@@ -91,6 +92,8 @@ def _restrict_opinfos():
                 continue
             seen.add(id(op))
             cpu = set(op.supported_dtypes("cpu"))
+            for d in cpu & set(REFUSED):
+                OPINFO_RESTRICTED[str(d)] = OPINFO_RESTRICTED.get(str(d), 0) + 1
             op.dtypesIf[DEVICE] = type(op.dtypes)(tuple(d for d in cpu if d not in REFUSED))
             # There is no backward_dtypesIf for PrivateUse1 (it falls back to the CPU's list); only tpu classes are
             # instantiated in this process, so narrowing the list itself is narrowing tpu's.
@@ -137,6 +140,8 @@ def pytest_addoption(parser):
     parser.addoption("--conformance-done", default=None,
                      help="file of test ids (one a line) already run: deselected")
     parser.addoption("--conformance-max", type=int, default=0, help="stop after this many tests (0: all)")
+    parser.addoption("--conformance-every", type=int, default=1,
+                     help="run every n-th collected test only (a systematic sample across all classes)")
 
 
 _session = {}
@@ -148,6 +153,10 @@ def pytest_sessionstart(session):
 
 
 def pytest_collection_modifyitems(session, config, items):
+    every = config.getoption("--conformance-every")
+    if every > 1:  # by collection index, before the done ones go, so a resumed run keeps the same sample
+        config.hook.pytest_deselected(items=[it for i, it in enumerate(items) if i % every])
+        items[:] = items[::every]
     path = config.getoption("--conformance-done")
     if path and os.path.exists(path):
         with open(path) as f:
@@ -156,7 +165,8 @@ def pytest_collection_modifyitems(session, config, items):
         if len(kept) != len(items):
             config.hook.pytest_deselected(items=[it for it in items if it.nodeid in done])
             items[:] = kept
-    _emit({"collected": len(items), "not_instantiated": NOT_INSTANTIATED,
+    _emit({"collected": len(items), "every": every, "not_instantiated": NOT_INSTANTIATED,
+           "opinfo_restricted": OPINFO_RESTRICTED,
            "refused": sorted(str(d) for d in REFUSED)})
 
 
