@@ -117,6 +117,7 @@ def run_file(args, path, work):
                         info["collected"] = r["collected"] + len(results)
                         info["not_instantiated"] = r.get("not_instantiated", {})
                         info["every"] = r.get("every", 1)
+                        info["opinfo_restricted"] = r.get("opinfo_restricted", {})
                 elif "start" in r:
                     current = r["start"]
                 elif "id" in r:
@@ -180,6 +181,7 @@ def read_file_log(path, work):
         if "collected" in r and info["collected"] is None:
             info["collected"], info["not_instantiated"] = r["collected"], r.get("not_instantiated", {})
             info["every"] = r.get("every", 1)
+            info["opinfo_restricted"] = r.get("opinfo_restricted", {})
         elif "id" in r:
             results[r["id"]] = r
             started = None
@@ -306,9 +308,12 @@ def write_markdown(args, per_file, infos, seconds, out):
     ni_total = collections.Counter()
     for inf in infos.values():
         ni_total.update(inf.get("not_instantiated", {}))
-    if ni_total:
+    restricted = next((inf["opinfo_restricted"] for inf in infos.values() if inf.get("opinfo_restricted")), {})
+    if ni_total or restricted:
         L += ["", "## Not instantiated: dtypes tpu refuses", "",
-              ", ".join(f"{d}: {n}" for d, n in ni_total.most_common())]
+              "(@dtypes test, dtype) pairs: " + (", ".join(f"{d}: {n}" for d, n in ni_total.most_common()) or "none"),
+              "", "OpInfos whose tpu dtype list lost the dtype (each drops every @ops test of that op and dtype): " +
+              (", ".join(f"{d}: {n}" for d, n in collections.Counter(restricted).most_common()) or "none")]
     with open(out, "w") as f:
         f.write("\n".join(L) + "\n")
 
