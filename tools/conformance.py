@@ -205,6 +205,7 @@ def _class_of(test_id):
 
 
 _NORMALIZE = [
+    (re.compile(r"tensor\([^()]*\)"), "tensor(…)"),
     (re.compile(r"\b(torch|numpy)\.(float|int|uint|bfloat|complex|bool)\w*"), r"\1.<dtype>"),
     (re.compile(r"\b(Float|Int|UInt|BFloat|Complex)\d*(Half|Float|Double)?\b"), "<Dtype>"),
     (re.compile(r"0x[0-9a-f]+"), "0x…"),
