@@ -14,13 +14,15 @@ It does four things, all before a test file is imported (a -p plugin is imported
    dtypes: OpInfo.dtypesIf["tpu"] (as dtypesIfCUDA does for cuda) and the @dtypes lists a device test base
    instantiates (_get_dtypes). The refused set is asked of the device (torch.empty raising TypeError "tpu does not
    support tensors of dtype ..."), not listed by hand; tests not instantiated this way are counted, per dtype;
-4. sets PrivateUse1TestBase.bypass_device_restrictions (the @onlyOn(["cuda", "xpu"]) test_compare_cpu runs), and
+4. bypasses accelerator-only restrictions (the @onlyOn(["cuda", "xpu"]) test_compare_cpu runs; @onlyCPU still
+   skips, see _AcceleratorRestrictionsBypassed), and
    records each test's start and outcome as JSON lines in $CONFORMANCE_LOG, so a parent can tell which test was
    running when a child process died, with a per-test timeout ($CONFORMANCE_TIMEOUT s, SIGALRM).
 """
 import json
 import os
 import signal
+import sys
 import time
 
 os.environ.setdefault("PYTORCH_TESTING_DEVICE_ONLY_FOR", "tpu")
@@ -115,7 +117,24 @@ def _get_dtypes(cls, test):
 
 
 cdt.PrivateUse1TestBase._get_dtypes = classmethod(_get_dtypes)
-cdt.PrivateUse1TestBase.bypass_device_restrictions = True
+
+
+class _AcceleratorRestrictionsBypassed:
+    """PrivateUse1TestBase.bypass_device_restrictions, answered per restriction: True for an @onlyOn naming an
+    accelerator (test_compare_cpu is @onlyOn(["cuda", "xpu"]); such tests are what a new device backend should
+    pass), False for @onlyCPU: PyTorch runs those on the CPU alone (numpy interop, CPU kernels), and they fail on
+    CUDA as well, so on tpu they skip with PyTorch's own reason ("Only runs on cpu")."""
+
+    def __get__(self, obj, cls):
+        restriction = sys._getframe(1).f_locals.get("self")  # onlyOn's only_fn reads us: its onlyOn is `self`
+        if isinstance(restriction, cdt.onlyOn):
+            types = restriction.device_type
+            types = [types] if isinstance(types, str) else list(types)
+            return any(t != "cpu" for t in types)
+        return True
+
+
+cdt.PrivateUse1TestBase.bypass_device_restrictions = _AcceleratorRestrictionsBypassed()
 
 
 # ---- 4. per-test records and timeout ------------------------------------------------------------------------------
