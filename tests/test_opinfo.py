@@ -7,7 +7,7 @@ a failure, and so are wrong numbers. Cases listed in tests/opinfo_known_failures
 skipped unrun when their reason starts with "crash".
 
 Environment: OPINFO_DTYPES (comma list, default float32,bfloat16,int64,bool), OPINFO_OPS (comma list of op names),
-OPINFO_MAX_SAMPLES (default: every sample), OPINFO_TIMEOUT (seconds per case, default 60), OPINFO_STRICT=1 (fail
+OPINFO_MAX_SAMPLES (default: every sample), OPINFO_TIMEOUT (seconds per case, default 300), OPINFO_STRICT=1 (fail
 "close" results: float32 within 1e-3 / bfloat16 within 5e-2 but not the default tolerance), OPINFO_VARIANTS
 (default method,inplace: also x.op(...) and x.clone().op_(...); empty for the function alone).
 """

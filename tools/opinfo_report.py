@@ -34,7 +34,7 @@ STATUS_LABEL = {
     "no_samples": "no samples",
     "known_crash": "known crash (not run)",
 }
-HANG_S = 180  # no word from the child for this long: kill it and record a hang
+HANG_GRACE_S = 120  # no word from the child for the case timeout plus this: kill it and record a hang
 
 
 # ---- child: run cases, one JSON line per case on stdout --------------------------------------------------------------
@@ -108,7 +108,7 @@ def run_all(args):
                         cur = None
                         if args.verbose:
                             print(f"{rec['id']:50s} {rec['status']:14s} {rec.get('missing', '')}", flush=True)
-            elif time.time() - last > HANG_S:
+            elif time.time() - last > args.timeout + HANG_GRACE_S:
                 hung = True
                 p.kill()
         p.wait()
@@ -118,7 +118,8 @@ def run_all(args):
         import opinfo_harness as h
         cs = h.cases(tuple(args.dtypes.split(",")), args.ops.split(",") if args.ops else None)
         c = cs[cur["start"]]
-        detail = f"hang (no progress for {HANG_S} s)" if hung else f"process died with exit code {p.returncode}"
+        detail = (f"hang (no progress for {args.timeout + HANG_GRACE_S} s)" if hung
+                  else f"process died with exit code {p.returncode}")
         results[cur["start"]] = {"i": cur["start"], "id": c.id, "name": c.name, "op": c.op.name,
                                  "variant": c.op.variant_test_name, "dtype": c.dtype_name, "status": "crash",
                                  "detail": detail, "missing": "", "all_missing": [], "seconds": 0.0}
@@ -272,7 +273,11 @@ def main():
     ap.add_argument("--status", default="/tmp/opinfo_status.txt")
     ap.add_argument("--json", default="/tmp/opinfo_results.json", help="raw results")
     ap.add_argument("--log", default="/tmp/opinfo_worker.log", help="child stderr")
-    ap.add_argument("--timeout", type=int, default=60)
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per case (a hang guard, not a budget)")
+    ap.add_argument("--from-json", default=None, help="write the table from this results JSON; run nothing")
+    ap.add_argument("--merge", default=None,
+                    help="results JSON of an earlier full run: the cases run now (--ops) replace theirs, and the "
+                         "table is written from the merged set")
     ap.add_argument("--no-fallback-check", action="store_true")
     ap.add_argument("--variants", default="method,inplace",
                     help="call variants checked besides the function (default method,inplace; '' for none)")
@@ -283,11 +288,22 @@ def main():
     if args.worker:
         return worker(args)
     t0 = time.time()
-    open(args.log, "wb").close()
-    recs = run_all(args)
-    elapsed = time.time() - t0
+    if args.from_json:  # run nothing: the table from an earlier run's results (time: the sum of its cases')
+        with open(args.from_json) as f:
+            recs = json.load(f)
+        elapsed = sum(r.get("seconds", 0.0) for r in recs)
+    else:
+        open(args.log, "wb").close()
+        recs = run_all(args)
+        elapsed = time.time() - t0
+    if args.merge:
+        with open(args.merge) as f:
+            old = json.load(f)
+        new = {r["id"]: r for r in recs}
+        recs = [new.pop(r["id"], r) for r in old] + list(new.values())
+        args.ops = ""  # the table covers the merged set
     s = summarize(recs, args.dtypes)
-    if args.json:
+    if args.json and not args.from_json:
         with open(args.json, "w") as f:
             json.dump(recs, f)
     if args.out:
