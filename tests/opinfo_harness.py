@@ -406,7 +406,8 @@ def same_message(cpu_exc, tpu_exc):
     first = str(cpu_exc).strip().splitlines()[0] if str(cpu_exc).strip() else ""
     keys = {_message_norm(first), _message_norm(re.split(r"(?<=[.!?:])\s", first, maxsplit=1)[0])}
     for k in list(keys):
-        keys.add(re.sub(r"\bcpu\b", "tpu", k))
+        for ours in ("tpu", f"tpu:{torch.tpu.current_device()}"):
+            keys.add(re.sub(r"\bcpu\b", ours, k))
         keys.add(re.sub(r"\bCPU\b", "TPU", k))
     return any(k and len(k) >= 8 and k in t for k in keys)
 
