@@ -61,6 +61,12 @@ build/.installed: build/.deps setup.py $(CORE_SRCS) $(CORE_HDRS) $(wildcard csrc
 test: install
 	$(PYTHON) -m pytest -q tests
 
+# PyTorch's own device-generic tests against tpu (tools/conformance.py; summary in docs/conformance.md).
+# TESTS_DIR=<a PyTorch checkout>/test runs another copy; CONFORMANCE_ARGS=--ci runs CI's gated subset.
+.PHONY: conformance
+conformance: install
+	$(PYTHON) tools/conformance.py $(if $(TESTS_DIR),--tests-dir "$(TESTS_DIR)") $(CONFORMANCE_ARGS)
+
 demo: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PYTHON) examples/demo.py
 

@@ -24,13 +24,18 @@ def _restore_tpu_state():
     fallback = torchtpu._C.get_cpu_fallback()
     dev = torch.tpu.current_device()
     yield
+    failed = None
     try:
         torch.tpu.synchronize()
-    except Exception:
-        pass  # a test that left a failed queued op behind: its own assertion already reported it
-    torchtpu._C.set_cpu_fallback(fallback)
-    torch.tpu.set_device(dev)
-    torchtpu.set_eager_mode(mode)  # the process mode, and drops a thread override the test left
+    except Exception as e:  # queued work the test never waited for failed: the test did not pass
+        failed = e
+    finally:
+        torchtpu._C.set_cpu_fallback(fallback)
+        torch.tpu.set_device(dev)
+        torchtpu.set_eager_mode(mode)  # the process mode, and drops a thread override the test left
+    if failed is not None:
+        pytest.fail(f"queued tpu work failed at the test's final synchronize: {type(failed).__name__}: {failed}",
+                    pytrace=False)
 
 
 def assert_same(got, want, rtol=0.0, atol=0.0, check_dtype=True):

@@ -1,13 +1,15 @@
 """OpInfo conformance: every op_db entry x dtype, its samples on the tpu (CPU fallback off) against the CPU.
 
-A test passes when every sample matches the CPU (or both raise the same exception type); it is skipped with
-"not native: aten::X" when an op it needs has no lowering; it fails on wrong numbers and on errors. Cases listed in
-tests/opinfo_known_failures.txt are xfail (strict=False), or skipped unrun when their reason starts with "crash".
+A test passes when every sample matches the CPU through the function, method and in-place variants, or both raise
+the same exception type with PyTorch's message; it is skipped with "not native: aten::X" only when an op it needs
+has no lowering at dispatch (or makes a dtype the tpu refuses at allocation); any other exception while running is
+a failure, and so are wrong numbers. Cases listed in tests/opinfo_known_failures.txt are xfail (strict=False), or
+skipped unrun when their reason starts with "crash".
 
 Environment: OPINFO_DTYPES (comma list, default float32,bfloat16,int64,bool), OPINFO_OPS (comma list of op names),
-OPINFO_MAX_SAMPLES (default 8), OPINFO_TIMEOUT (seconds per case, default 30), OPINFO_STRICT=1 (fail "close"
-results: float32 within 1e-3 / bfloat16 within 5e-2 but not the default tolerance), OPINFO_VARIANTS=method,inplace
-(also check x.op(...) and x.clone().op_(...)).
+OPINFO_MAX_SAMPLES (default: every sample), OPINFO_TIMEOUT (seconds per case, default 300), OPINFO_STRICT=1 (fail
+"close" results: float32 within 1e-3 / bfloat16 within 5e-2 but not the default tolerance), OPINFO_VARIANTS
+(default method,inplace: also x.op(...) and x.clone().op_(...); empty for the function alone).
 """
 import os
 import warnings
