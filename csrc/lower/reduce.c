@@ -556,7 +556,7 @@ static tt_status tt_lower_logsumexp(tt_lower_ctx *ctx, const tt_arg *args, int32
     rd_dims rd;
     tt_status st = rd_parse(ctx, &args[1], &t, true, &rd);
     if (st != TT_OK) return st;
-    tt_dtype odt = tt_dtype_is_float(t.dtype) ? t.dtype : TT_F32;
+    tt_dtype odt = tt_dtype_is_float(t.dtype) ? t.dtype : tt_lower_default_float(ctx);
     tt_dtype acc = tt_lower_opmath(odt);
     tt_ir_value xa = tt_ir_convert(ctx->b, x, acc);
     tt_ir_value m = rd_reduce(ctx, TT_REDUCE_MAX, xa, &rd);
