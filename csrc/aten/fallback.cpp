@@ -562,6 +562,7 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack, std::string* 
     ob.ctx.b = b;
     ob.ctx.precision = current_precision();
     ob.ctx.rng_reserve = rng_reserve;
+    to_tt_dtype(c10::get_default_dtype_as_scalartype(), &ob.ctx.default_float);  // float scalars' dtype
     for (size_t t : plan.targets) note_device(ob, (*stack)[first + t].toTensor());
     if (!build_args(ob, plan, stack, first)) {
         *declined = ob.declined.empty() ? std::string(tt_last_error()) : ob.declined;

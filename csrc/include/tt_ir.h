@@ -152,6 +152,13 @@ typedef enum tt_ir_reduce_kind {
     TT_REDUCE_NONE = 0, TT_REDUCE_ADD, TT_REDUCE_MUL, TT_REDUCE_MAX, TT_REDUCE_MIN, TT_REDUCE_AND, TT_REDUCE_OR
 } tt_ir_reduce_kind;
 
+/* ---- semantics (issue 5): which PyTorch error a bounds-checked gather / scatter raises ---- */
+typedef enum tt_ir_bounds_error {
+    TT_IR_BOUNDS_INDEX = 0, /* IndexError "index i is out of bounds for dimension d with size n" (indexing) */
+    TT_IR_BOUNDS_RUNTIME,   /* the same message as a RuntimeError (torch.gather / scatter) */
+    TT_IR_BOUNDS_TARGET     /* IndexError "Target i is out of bounds." (nll_loss, cross_entropy) */
+} tt_ir_bounds_error;
+
 /* Matmul / conv precision (TPU semantics). DEFAULT: operands rounded to bf16, f32 accumulation.
  * HIGH: 3 bf16 passes. HIGHEST: 6 bf16 passes (~f32). FP32: exact f32 arithmetic (reference mode). */
 typedef enum tt_precision { TT_PRECISION_DEFAULT = 0, TT_PRECISION_HIGH, TT_PRECISION_HIGHEST, TT_PRECISION_FP32 } tt_precision;
@@ -177,13 +184,15 @@ typedef union tt_ir_attrs {
     struct {
         tt_ir_dims offset_dims, collapsed_slice_dims, start_index_map, slice_sizes;
         int64_t index_vector_dim;
-        bool check_bounds; /* out-of-range start indices are TT_STATUS_INDEX errors, not clamped (PyTorch) */
+        bool check_bounds; /* out-of-range start indices are errors (bounds_error says which), not clamped */
+        tt_ir_bounds_error bounds_error;
     } gather;
     struct {
         tt_ir_dims update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims;
         int64_t index_vector_dim;
         tt_ir_reduce_kind kind; /* NONE = replace (last write wins; order unspecified) */
-        bool check_bounds;      /* out-of-range indices are TT_STATUS_INDEX errors, not dropped (PyTorch) */
+        bool check_bounds;      /* out-of-range indices are errors (bounds_error says which), not dropped */
+        tt_ir_bounds_error bounds_error;
     } scatter;
     struct { tt_ir_reduce_kind kind; tt_ir_dims dims; } reduce;
     struct { int64_t dim; bool is_min; } arg_reduce;

@@ -82,6 +82,9 @@ typedef struct tt_lower_ctx {
      * rng_user is opaque to the core: the shim passes the op's generator= there (NULL: the device's default). */
     void (*rng_reserve)(void *user, int device, uint64_t count, uint64_t *seed, uint64_t *offset);
     void *rng_user;
+    /* torch.get_default_dtype() (set by the shim per op): the dtype float scalars, int true division and
+     * factories without a dtype give. Zero-initialized means TT_F32; read it with tt_lower_default_float. */
+    tt_dtype default_float;
 } tt_lower_ctx;
 
 typedef tt_status (*tt_lower_fn)(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
@@ -102,7 +105,8 @@ int32_t tt_lower_count(void);
 
 /* PyTorch type promotion over the tensor and scalar arguments among args[0..n) (others are ignored):
  * dim>0 tensors outrank 0-dim tensors, which outrank wrapped numbers and scalars, unless a lower category has a
- * higher kind (bool < integer < floating). Scalars that are floats promote to the default dtype (f32). */
+ * higher kind (bool < integer < floating). Scalars that are floats promote to the default dtype (that of the
+ * ctx bound by tt_lower_bind; f32 when none is bound). */
 tt_dtype tt_lower_result_type(const tt_arg *args, int32_t n);
 /* Like above over an explicit list of argument indices. */
 tt_dtype tt_lower_result_type_of(const tt_arg *args, int32_t n_idx, const int32_t *idx);
@@ -169,6 +173,13 @@ tt_ir_value tt_lower_arg_like(tt_lower_ctx *ctx, const tt_arg *a, tt_ir_value li
 tt_status tt_lower_done(tt_lower_ctx *ctx, tt_ir_value *outs, tt_ir_value v, tt_dtype dt);
 /* x op y, with y converted to x's dtype and broadcast (numpy rules) to x's shape. */
 tt_ir_value tt_lower_binary_like(tt_lower_ctx *ctx, tt_ir_op op, tt_ir_value x, tt_ir_value y);
+
+/* ---- semantics (issue 5): default dtype, output_mask ---- */
+/* ctx->default_float when it is a float dtype, else TT_F32 (also for a NULL ctx). */
+tt_dtype tt_lower_default_float(const tt_lower_ctx *ctx);
+/* Whether backward output k is wanted by an output_mask argument (bool[]); true when mask is NULL, not a bool
+ * list, or shorter than k. A lowering leaves an unwanted output TT_IR_NONE (an undefined tensor, as on CPU). */
+bool tt_lower_output_wanted(const tt_arg *mask, int32_t k);
 
 /* Family tables (each file under csrc/lower/ defines one; terminated by {NULL, NULL}). */
 extern const tt_lower_entry tt_lower_table_elementwise[];

@@ -466,6 +466,7 @@ tt_ir_value tt_ir_gather(tt_ir_builder *b, tt_ir_value operand, tt_ir_value indi
     copy_dims(&a.gather.slice_sizes, &attrs->gather.slice_sizes);
     a.gather.index_vector_dim = attrs->gather.index_vector_dim;
     a.gather.check_bounds = attrs->gather.check_bounds;
+    a.gather.bounds_error = attrs->gather.bounds_error;
     tt_ir_value ins[2] = {operand, indices};
     return emit(b, TT_OP_GATHER, &a, 2, ins, NULL, NULL);
 }
@@ -481,6 +482,7 @@ tt_ir_value tt_ir_scatter(tt_ir_builder *b, tt_ir_value operand, tt_ir_value ind
     a.scatter.index_vector_dim = attrs->scatter.index_vector_dim;
     a.scatter.kind = attrs->scatter.kind;
     a.scatter.check_bounds = attrs->scatter.check_bounds;
+    a.scatter.bounds_error = attrs->scatter.bounds_error;
     tt_ir_value ins[3] = {operand, indices, updates};
     return emit(b, TT_OP_SCATTER, &a, 3, ins, NULL, NULL);
 }

@@ -319,7 +319,7 @@ static tt_status tt_lower_convolution_internal(tt_lower_ctx *ctx, const tt_arg *
 
 /* convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
  * output_padding, groups, output_mask) -> (grad_input, grad_weight, grad_bias). Outputs not asked for in
- * output_mask come back as zeros of the right shape (cheap; PyTorch would return undefined tensors). */
+ * output_mask stay TT_IR_NONE (undefined tensors, as on CPU) and are not computed. */
 static tt_status tt_lower_convolution_backward(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs,
                                                tt_ir_value *outs, int32_t nouts) {
     if (nargs < 11 || nouts < 3)
@@ -333,9 +333,8 @@ static tt_status tt_lower_convolution_backward(tt_lower_ctx *ctx, const tt_arg *
     if (tg->dtype != dt)
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "expected scalar type %s but found %s",
                                   cv_pt_name(dt), cv_pt_name(tg->dtype));
-    bool mask[3] = {true, true, true};
-    if (args[10].kind == TT_ARG_BOOLS)
-        for (int32_t i = 0; i < 3 && i < args[10].n; i++) mask[i] = args[10].ints[i] != 0;
+    bool mask[3];
+    for (int32_t i = 0; i < 3; i++) mask[i] = tt_lower_output_wanted(&args[10], i);
     int32_t S = p.S;
     int64_t zeros[CV_MAXS] = {0, 0, 0}, xs[CV_MAXS], ks[CV_MAXS];
     for (int32_t s = 0; s < S; s++) {
@@ -354,18 +353,13 @@ static tt_status tt_lower_convolution_backward(tt_lower_ctx *ctx, const tt_arg *
             gi = cv_slice_spatial(ctx, cv_forward(ctx, go, w, &p), zeros, xs);
         }
         outs[0] = tt_ir_convert(ctx->b, gi, dt);
-    } else {
-        outs[0] = tt_lower_full(ctx, dt, tx->rank, tx->dims, 0.0);
     }
     /* grad_weight */
     if (mask[1]) {
         tt_ir_value gw = p.transposed ? cv_grad_weight(ctx, go, x, &p, ks) : cv_grad_weight(ctx, x, go, &p, ks);
         outs[1] = tt_ir_convert(ctx->b, gw, dt);
-    } else {
-        outs[1] = tt_lower_full(ctx, dt, tw->rank, tw->dims, 0.0);
     }
     /* grad_bias: sum of grad_output over every dim but the channel */
-    int64_t nb = tg->dims[1];
     if (mask[2]) {
         int64_t rd[TT_MAX_RANK];
         int32_t nr = 0;
@@ -373,8 +367,6 @@ static tt_status tt_lower_convolution_backward(tt_lower_ctx *ctx, const tt_arg *
             if (d != 1) rd[nr++] = d;
         tt_ir_value s = tt_ir_reduce(ctx->b, TT_REDUCE_ADD, tt_ir_convert(ctx->b, go, tt_lower_opmath(dt)), nr, rd);
         outs[2] = tt_ir_convert(ctx->b, s, dt);
-    } else {
-        outs[2] = tt_lower_full(ctx, dt, 1, &nb, 0.0);
     }
     return tt_ir_builder_status(ctx->b);
 }

@@ -15,12 +15,13 @@
 /* The dtype argument, or dflt when it is None. */
 static tt_dtype dtype_arg(const tt_arg *a, tt_dtype dflt) { return a && a->kind == TT_ARG_DTYPE ? a->dtype : dflt; }
 
-/* PyTorch's default dtype for a fill value: bool, i64 for integers, the default float dtype (f32) otherwise. */
-static tt_dtype scalar_default_dtype(const tt_arg *a) {
-    if (a->kind == TT_ARG_SCALAR) return a->dtype == TT_BOOL ? TT_BOOL : a->dtype == TT_I64 ? TT_I64 : TT_F32;
+/* PyTorch's default dtype for a fill value: bool, i64 for integers, the default float dtype otherwise. */
+static tt_dtype scalar_default_dtype(const tt_lower_ctx *ctx, const tt_arg *a) {
+    tt_dtype dflt = tt_lower_default_float(ctx);
+    if (a->kind == TT_ARG_SCALAR) return a->dtype == TT_BOOL ? TT_BOOL : a->dtype == TT_I64 ? TT_I64 : dflt;
     if (a->kind == TT_ARG_BOOL) return TT_BOOL;
     if (a->kind == TT_ARG_INT) return TT_I64;
-    return TT_F32;
+    return dflt;
 }
 
 static bool is_int_scalar(const tt_arg *a) {
@@ -118,7 +119,7 @@ static tt_status tt_lower_full_op(tt_lower_ctx *ctx, const tt_arg *args, int32_t
     int32_t rank;
     int64_t dims[TT_MAX_RANK];
     if (!size_arg(ctx, &args[0], &rank, dims)) return tt_ir_builder_status(ctx->b);
-    tt_dtype dt = dtype_arg(nargs > 2 ? &args[2] : NULL, scalar_default_dtype(&args[1]));
+    tt_dtype dt = dtype_arg(nargs > 2 ? &args[2] : NULL, scalar_default_dtype(ctx, &args[1]));
     outs[0] = fill_value(ctx, &args[1], dt, rank, dims);
     return tt_ir_builder_status(ctx->b);
 }
@@ -128,7 +129,7 @@ static tt_status sized_const(tt_lower_ctx *ctx, const tt_arg *args, int32_t narg
     int32_t rank;
     int64_t dims[TT_MAX_RANK];
     if (!size_arg(ctx, &args[0], &rank, dims)) return tt_ir_builder_status(ctx->b);
-    tt_dtype dt = dtype_arg(nargs > 1 ? &args[1] : NULL, TT_F32);
+    tt_dtype dt = dtype_arg(nargs > 1 ? &args[1] : NULL, tt_lower_default_float(ctx));
     outs[0] = tt_lower_full(ctx, dt, rank, dims, v);
     return tt_ir_builder_status(ctx->b);
 }
@@ -183,7 +184,7 @@ static tt_status tt_lower_new_full(tt_lower_ctx *ctx, const tt_arg *args, int32_
 static tt_status tt_lower_scalar_tensor(tt_lower_ctx *ctx, const tt_arg *args, int32_t nargs, tt_ir_value *outs,
                                         int32_t nouts) {
     (void)nouts;
-    tt_dtype dt = dtype_arg(nargs > 1 ? &args[1] : NULL, TT_F32);
+    tt_dtype dt = dtype_arg(nargs > 1 ? &args[1] : NULL, tt_lower_default_float(ctx));
     outs[0] = tt_lower_arg(ctx, &args[0], dt);
     return tt_ir_builder_status(ctx->b);
 }
@@ -207,7 +208,7 @@ static tt_ir_value affine_range(tt_lower_ctx *ctx, tt_dtype dt, tt_dtype acc, in
 static tt_status arange_common(tt_lower_ctx *ctx, const tt_arg *start, const tt_arg *end, const tt_arg *step,
                                const tt_arg *dtype, tt_ir_value *outs) {
     bool all_int = (!start || is_int_scalar(start)) && is_int_scalar(end) && (!step || is_int_scalar(step));
-    tt_dtype dt = dtype_arg(dtype, all_int ? TT_I64 : TT_F32);
+    tt_dtype dt = dtype_arg(dtype, all_int ? TT_I64 : tt_lower_default_float(ctx));
     if (dt == TT_BOOL) return tt_lower_unsupported(ctx, "arange as bool");
     if (tt_dtype_is_int(dt) && !all_int) return tt_lower_unsupported(ctx, "integer arange with float bounds");
     int64_t n;
@@ -281,7 +282,7 @@ static tt_status tt_lower_linspace(tt_lower_ctx *ctx, const tt_arg *args, int32_
     (void)nouts;
     int64_t steps = args[2].i;
     if (steps < 0) return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "number of steps must be non-negative");
-    tt_dtype dt = dtype_arg(nargs > 3 ? &args[3] : NULL, TT_F32);
+    tt_dtype dt = dtype_arg(nargs > 3 ? &args[3] : NULL, tt_lower_default_float(ctx));
     if (!tt_dtype_is_float(dt)) return tt_lower_unsupported(ctx, "integer linspace");
     if (steps == 0) {
         outs[0] = tt_lower_full(ctx, dt, 1, &steps, 0.0);
@@ -298,7 +299,7 @@ static tt_status tt_lower_logspace(tt_lower_ctx *ctx, const tt_arg *args, int32_
     (void)nouts;
     int64_t steps = args[2].i;
     if (steps < 0) return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "number of steps must be non-negative");
-    tt_dtype dt = dtype_arg(nargs > 4 ? &args[4] : NULL, TT_F32);
+    tt_dtype dt = dtype_arg(nargs > 4 ? &args[4] : NULL, tt_lower_default_float(ctx));
     if (!tt_dtype_is_float(dt)) return tt_lower_unsupported(ctx, "integer logspace");
     if (steps == 0) {
         outs[0] = tt_lower_full(ctx, dt, 1, &steps, 0.0);
@@ -318,7 +319,7 @@ static tt_status eye_common(tt_lower_ctx *ctx, int64_t n, int64_t m, const tt_ar
     if (n < 0 || m < 0)
         return tt_ir_builder_fail(b, TT_STATUS_INVALID_ARGUMENT, "%s must be greater or equal to 0, got %lld",
                                   n < 0 ? "n" : "m", (long long)(n < 0 ? n : m));
-    tt_dtype dt = dtype_arg(dtype, TT_F32);
+    tt_dtype dt = dtype_arg(dtype, tt_lower_default_float(ctx));
     int64_t dims[2] = {n, m};
     tt_ir_value eq = tt_ir_compare(b, TT_CMP_EQ, tt_ir_iota(b, TT_I64, 2, dims, 0), tt_ir_iota(b, TT_I64, 2, dims, 1));
     outs[0] = tt_ir_convert(b, eq, dt);

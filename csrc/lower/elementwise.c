@@ -169,7 +169,7 @@ static tt_status tt_lower_mul(LOWER_ARGS) {
 static tt_status div_mode(tt_lower_ctx *ctx, const tt_arg *a, const tt_arg *b, const char *mode, tt_dtype dt,
                           tt_ir_value *outs) {
     if (!mode) {
-        if (!tt_dtype_is_float(dt)) dt = TT_F32; /* int true division gives the default float */
+        if (!tt_dtype_is_float(dt)) dt = tt_lower_default_float(ctx); /* int true division gives the default float */
         tt_dtype ct = tt_lower_opmath(dt);
         tt_ir_value x, y;
         if (!prep2(ctx, a, b, ct, &x, &y)) return tt_ir_builder_status(ctx->b);
@@ -381,7 +381,7 @@ static tt_status unary_float(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value 
     tt_dtype dt = tt_lower_dtype_of(ctx, x);
     if (!tt_dtype_is_float(dt)) {
         if (!int_ok) return tt_lower_unsupported_dtype(ctx, "float op", dt);
-        dt = TT_F32;
+        dt = tt_lower_default_float(ctx);
     }
     x = tt_ir_convert(ctx->b, x, tt_lower_opmath(dt));
     return tt_lower_done(ctx, outs, fn ? fn(ctx, x) : un(ctx, op, x), dt);
@@ -460,7 +460,7 @@ static tt_status tt_lower_logit(LOWER_ARGS) {
     (void)nouts;
     tt_ir_value x = args[0].value;
     tt_dtype dt = tt_lower_dtype_of(ctx, x);
-    if (!tt_dtype_is_float(dt)) dt = TT_F32;
+    if (!tt_dtype_is_float(dt)) dt = tt_lower_default_float(ctx);
     /* computed in dt itself: PyTorch rounds each step of bf16/f16 logit, and tests compare to that */
     x = tt_ir_convert(ctx->b, x, dt);
     if (!arg_is_none(args, nargs, 1)) {
@@ -783,7 +783,7 @@ static bool float_binary(tt_lower_ctx *ctx, const tt_arg *args, bool int_ok, tt_
             tt_lower_unsupported_dtype(ctx, name, *dt);
             return false;
         }
-        *dt = TT_F32;
+        *dt = tt_lower_default_float(ctx);
     }
     return prep2(ctx, &args[0], &args[1], tt_lower_opmath(*dt), x, y);
 }

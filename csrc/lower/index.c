@@ -59,6 +59,7 @@ static tt_ir_value point_gather(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value co
     for (int32_t i = 0; i < r; i++) a.gather.slice_sizes.v[i] = 1;
     a.gather.index_vector_dim = r;
     a.gather.check_bounds = true;
+    a.gather.bounds_error = TT_IR_BOUNDS_RUNTIME; /* torch.gather raises RuntimeError */
     return tt_ir_gather(ctx->b, x, coords, &a);
 }
 
@@ -71,6 +72,7 @@ static tt_ir_value point_scatter(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value c
     a.scatter.index_vector_dim = r;
     a.scatter.kind = kind;
     a.scatter.check_bounds = true;
+    a.scatter.bounds_error = TT_IR_BOUNDS_RUNTIME; /* torch.scatter* raise RuntimeError */
     return tt_ir_scatter(ctx->b, x, coords, upd, &a);
 }
 

@@ -54,11 +54,25 @@ static tt_dtype combine_categories(tt_dtype higher, tt_dtype lower) {
 
 /* The builder whose values tt_lower_result_type inspects (it has no ctx parameter). */
 static _Thread_local const tt_ir_builder *tt_lower_bound;
+static _Thread_local tt_dtype tt_lower_bound_float = TT_F32;
 
-void tt_lower_bind(const tt_lower_ctx *ctx) { tt_lower_bound = ctx ? ctx->b : NULL; }
+void tt_lower_bind(const tt_lower_ctx *ctx) {
+    tt_lower_bound = ctx ? ctx->b : NULL;
+    tt_lower_bound_float = tt_lower_default_float(ctx);
+}
+
+tt_dtype tt_lower_default_float(const tt_lower_ctx *ctx) {
+    return ctx && tt_dtype_is_float(ctx->default_float) ? ctx->default_float : TT_F32;
+}
+
+bool tt_lower_output_wanted(const tt_arg *mask, int32_t k) {
+    if (!mask || mask->kind != TT_ARG_BOOLS || k < 0 || k >= mask->n) return true;
+    return mask->ints[k] != 0;
+}
 
 typedef struct promo_state {
     tt_dtype dim_result, zero_result, wrapped_result;
+    tt_dtype default_float; /* what float scalars and wrapped numbers count as */
 } promo_state;
 
 static void promo_add(const tt_ir_builder *b, promo_state *st, const tt_arg *a) {
@@ -76,7 +90,7 @@ static void promo_add(const tt_ir_builder *b, promo_state *st, const tt_arg *a) 
         }
         if ((unsigned)cur >= TT_DTYPE_COUNT) return;
         if (a->wrapped_number) {
-            if (tt_dtype_is_float(cur)) cur = TT_F32; /* default dtype */
+            if (tt_dtype_is_float(cur)) cur = st->default_float;
             st->wrapped_result = promote2(st->wrapped_result, cur);
         } else if (rank == 0) {
             st->zero_result = promote2(st->zero_result, cur);
@@ -85,7 +99,7 @@ static void promo_add(const tt_ir_builder *b, promo_state *st, const tt_arg *a) 
         }
     } else if (a->kind == TT_ARG_SCALAR) {
         tt_dtype cur = a->dtype;
-        if (tt_dtype_is_float(cur)) cur = TT_F32;
+        if (tt_dtype_is_float(cur)) cur = st->default_float;
         else if (cur != TT_BOOL) cur = TT_I64;
         st->wrapped_result = promote2(st->wrapped_result, cur);
     }
@@ -93,23 +107,23 @@ static void promo_add(const tt_ir_builder *b, promo_state *st, const tt_arg *a) 
 
 static tt_dtype promo_result(const promo_state *st) {
     tt_dtype r = combine_categories(st->dim_result, combine_categories(st->zero_result, st->wrapped_result));
-    return r == TT_LOWER_UNDEF ? TT_F32 : r;
+    return r == TT_LOWER_UNDEF ? st->default_float : r;
 }
 
 tt_dtype tt_lower_result_type(const tt_arg *args, int32_t n) {
-    promo_state st = {TT_LOWER_UNDEF, TT_LOWER_UNDEF, TT_LOWER_UNDEF};
+    promo_state st = {TT_LOWER_UNDEF, TT_LOWER_UNDEF, TT_LOWER_UNDEF, tt_lower_bound_float};
     for (int32_t i = 0; i < n; i++) promo_add(tt_lower_bound, &st, &args[i]);
     return promo_result(&st);
 }
 
 tt_dtype tt_lower_result_type_of(const tt_arg *args, int32_t n_idx, const int32_t *idx) {
-    promo_state st = {TT_LOWER_UNDEF, TT_LOWER_UNDEF, TT_LOWER_UNDEF};
+    promo_state st = {TT_LOWER_UNDEF, TT_LOWER_UNDEF, TT_LOWER_UNDEF, tt_lower_bound_float};
     for (int32_t i = 0; i < n_idx; i++) promo_add(tt_lower_bound, &st, &args[idx[i]]);
     return promo_result(&st);
 }
 
 tt_dtype tt_lower_result_type_ctx(tt_lower_ctx *ctx, const tt_arg *args, int32_t n, const int32_t *idx) {
-    promo_state st = {TT_LOWER_UNDEF, TT_LOWER_UNDEF, TT_LOWER_UNDEF};
+    promo_state st = {TT_LOWER_UNDEF, TT_LOWER_UNDEF, TT_LOWER_UNDEF, tt_lower_default_float(ctx)};
     for (int32_t i = 0; i < n; i++) promo_add(ctx->b, &st, &args[idx ? idx[i] : i]);
     return promo_result(&st);
 }

@@ -4,7 +4,8 @@
  *
  * Numerics follow PyTorch CPU: bf16/f16 inputs are computed in f32 ("opmath") and rounded once; user floats (eps,
  * momentum, beta, delta, dropout p) travel as scalar parameters so one program serves every value. Backward ops
- * always return every gradient (output_mask only tells which ones autograd will read). */
+ * honour output_mask: a masked-off gradient is left TT_IR_NONE (an undefined tensor, as on CPU), so the nodes only
+ * it needs are dropped from the program and never run. */
 #include "tt_lower.h"
 
 #include <string.h>
@@ -233,20 +234,25 @@ static tt_status tt_lower_native_layer_norm_bwd(tt_lower_ctx *ctx, const tt_arg 
     tt_ir_value m2 = nn_back(ctx, nn_mean(ctx, tt_ir_binary(ctx->b, TT_OP_MULTIPLY, gw, xhat), &ta, mask), &ta, mask);
     tt_ir_value gi = tt_ir_binary(ctx->b, TT_OP_SUBTRACT, tt_ir_binary(ctx->b, TT_OP_SUBTRACT, gw, m1),
                                   tt_ir_binary(ctx->b, TT_OP_MULTIPLY, xhat, m2));
-    outs[0] = tt_ir_convert(ctx->b, tt_ir_binary(ctx->b, TT_OP_MULTIPLY, gi, rstd_b), t.dtype);
+    const tt_arg *om = nargs > 7 ? &args[7] : NULL;
+    if (tt_lower_output_wanted(om, 0)) outs[0] = tt_ir_convert(ctx->b, tt_ir_binary(ctx->b, TT_OP_MULTIPLY, gi, rstd_b), t.dtype);
     tt_dtype wdt = has_w ? tt_lower_type_copy(ctx, args[5].value).dtype : (has_b ? tt_lower_type_copy(ctx, args[6].value).dtype : t.dtype);
     (void)n_outer;
-    outs[1] = tt_ir_convert(ctx->b, nn_reduce(ctx, TT_REDUCE_ADD, tt_ir_binary(ctx->b, TT_OP_MULTIPLY, ga, xhat),
-                                              t.rank, omask), wdt);
-    outs[2] = tt_ir_convert(ctx->b, nn_reduce(ctx, TT_REDUCE_ADD, ga, t.rank, omask), wdt);
+    if (tt_lower_output_wanted(om, 1))
+        outs[1] = tt_ir_convert(ctx->b, nn_reduce(ctx, TT_REDUCE_ADD, tt_ir_binary(ctx->b, TT_OP_MULTIPLY, ga, xhat),
+                                                  t.rank, omask), wdt);
+    if (tt_lower_output_wanted(om, 2))
+        outs[2] = tt_ir_convert(ctx->b, nn_reduce(ctx, TT_REDUCE_ADD, ga, t.rank, omask), wdt);
     return tt_ir_builder_status(ctx->b);
 }
 
 /* ---- nll_loss (1d and 2d) ---- */
 
 /* Shared by nll_loss_forward/backward and the 2d variants. The class dim is 1 (0 for a 1-d input); the target has
- * the input's shape without it. The picked class is found by comparing an iota with the target (a one-hot mask)
- * rather than a gather, so out-of-range targets contribute 0 instead of PyTorch's error. */
+ * the input's shape without it. The picked class is found by comparing an iota with the target (a one-hot mask).
+ * The target first goes through a bounds-checked gather from iota(C) (ignored targets replaced by 0), which returns
+ * it unchanged, so an out-of-range target raises PyTorch's IndexError "Target t is out of bounds." at the op
+ * (debug) or the next sync (strict) instead of contributing 0. */
 typedef struct nn_nll {
     tt_ir_type t;      /* input type */
     tt_dtype acc;
@@ -271,16 +277,37 @@ static tt_status nn_nll_setup(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value targ
     }
     s->cmask[s->cd] = true;
     s->acc = tt_lower_opmath(s->t.dtype);
+    int64_t C = s->t.dims[s->cd];
+    if (C == 0) return TT_STATUS_UNSUPPORTED; /* no class to pick: PyTorch's own checks */
     tt_ir_value tgt = tt_ir_convert(ctx->b, target, TT_I64);
+    tt_ir_value keep = tt_ir_compare(ctx->b, TT_CMP_NE, tgt,
+                                     tt_lower_to(ctx, tt_lower_scalar_param(ctx, TT_I64, ignore->i, 0.0), TT_I64,
+                                                 tt.rank, tt.dims));
+    {
+        tt_ir_value safe = tt_ir_select(ctx->b, keep, tgt, tt_lower_full(ctx, TT_I64, tt.rank, tt.dims, 0.0));
+        int64_t idims[TT_MAX_RANK + 1];
+        memcpy(idims, tt.dims, sizeof(int64_t) * (size_t)tt.rank);
+        idims[tt.rank] = 1;
+        tt_ir_attrs a;
+        memset(&a, 0, sizeof a);
+        a.gather.collapsed_slice_dims.n = 1;
+        a.gather.start_index_map.n = 1;
+        a.gather.slice_sizes.n = 1;
+        a.gather.slice_sizes.v[0] = 1;
+        a.gather.index_vector_dim = tt.rank;
+        a.gather.check_bounds = true;
+        a.gather.bounds_error = TT_IR_BOUNDS_TARGET;
+        tt_ir_value checked = tt_ir_gather(ctx->b, tt_ir_iota(ctx->b, TT_I64, 1, &C, 0),
+                                           tt_ir_reshape(ctx->b, safe, tt.rank + 1, idims), &a);
+        /* ignored entries read as class 0 here; keep (below) zeroes their weight */
+        tgt = tt_ir_select(ctx->b, keep, checked, tgt);
+    }
     /* the target broadcast to the input shape along the class dim */
     tt_ir_type ti = s->t;
     ti.dtype = TT_I64;
     tt_ir_value tb = nn_back(ctx, tgt, &ti, s->cmask);
     tt_ir_value io = tt_ir_iota(ctx->b, TT_I64, s->t.rank, s->t.dims, s->cd);
     s->onehot = tt_ir_compare(ctx->b, TT_CMP_EQ, io, tb);
-    tt_ir_value keep = tt_ir_compare(ctx->b, TT_CMP_NE, tgt,
-                                     tt_lower_to(ctx, tt_lower_scalar_param(ctx, TT_I64, ignore->i, 0.0), TT_I64,
-                                                 tt.rank, tt.dims));
     tt_ir_value w;
     if (nn_present(weight)) {
         tt_ir_type ta = s->t;
@@ -765,9 +792,10 @@ static tt_status tt_lower_native_batch_norm_bwd(tt_lower_ctx *ctx, const tt_arg 
     } else {
         gi = tt_ir_binary(ctx->b, TT_OP_MULTIPLY, ga, scale);
     }
-    outs[0] = tt_ir_convert(ctx->b, gi, t.dtype);
-    outs[1] = tt_ir_convert(ctx->b, sum_gx, pdt);
-    outs[2] = tt_ir_convert(ctx->b, sum_g, pdt);
+    const tt_arg *om = nargs > 9 ? &args[9] : NULL;
+    if (tt_lower_output_wanted(om, 0)) outs[0] = tt_ir_convert(ctx->b, gi, t.dtype);
+    if (tt_lower_output_wanted(om, 1)) outs[1] = tt_ir_convert(ctx->b, sum_gx, pdt);
+    if (tt_lower_output_wanted(om, 2)) outs[2] = tt_ir_convert(ctx->b, sum_g, pdt);
     return tt_ir_builder_status(ctx->b);
 }
 
@@ -849,15 +877,18 @@ static tt_status tt_lower_native_group_norm_bwd(tt_lower_ctx *ctx, const tt_arg 
     tt_ir_value gi = tt_ir_binary(ctx->b, TT_OP_SUBTRACT, tt_ir_binary(ctx->b, TT_OP_SUBTRACT, gw, m1),
                                   tt_ir_binary(ctx->b, TT_OP_MULTIPLY, xhat, m2));
     gi = tt_ir_binary(ctx->b, TT_OP_MULTIPLY, gi, rstd_b);
-    outs[0] = tt_ir_convert(ctx->b, tt_ir_reshape(ctx->b, gi, t.rank, t.dims), t.dtype);
+    const tt_arg *om = nargs > 9 ? &args[9] : NULL;
+    if (tt_lower_output_wanted(om, 0)) outs[0] = tt_ir_convert(ctx->b, tt_ir_reshape(ctx->b, gi, t.rank, t.dims), t.dtype);
     /* per-channel sums over N and HxW, in the (N, C, HxW) view */
     int64_t cv[3] = {N, C, HxW};
     tt_ir_value g3 = tt_ir_reshape(ctx->b, ga, 3, cv);
     tt_ir_value xh3 = tt_ir_reshape(ctx->b, tt_ir_reshape(ctx->b, xhat, t.rank, t.dims), 3, cv);
     int64_t rd[2] = {0, 2};
-    outs[1] = tt_ir_convert(ctx->b, tt_ir_reduce(ctx->b, TT_REDUCE_ADD, tt_ir_binary(ctx->b, TT_OP_MULTIPLY, g3, xh3), 2, rd),
-                            pdt);
-    outs[2] = tt_ir_convert(ctx->b, tt_ir_reduce(ctx->b, TT_REDUCE_ADD, g3, 2, rd), pdt);
+    if (tt_lower_output_wanted(om, 1))
+        outs[1] = tt_ir_convert(ctx->b,
+                                tt_ir_reduce(ctx->b, TT_REDUCE_ADD, tt_ir_binary(ctx->b, TT_OP_MULTIPLY, g3, xh3), 2, rd),
+                                pdt);
+    if (tt_lower_output_wanted(om, 2)) outs[2] = tt_ir_convert(ctx->b, tt_ir_reduce(ctx->b, TT_REDUCE_ADD, g3, 2, rd), pdt);
     return tt_ir_builder_status(ctx->b);
 }
 

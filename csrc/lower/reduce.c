@@ -12,6 +12,13 @@
 
 /* ---- helpers (file-local) ---- */
 
+/* PyTorch's ScalarType name of a dtype, for error messages that quote PyTorch's. */
+static const char *rd_pt_name(tt_dtype dt) {
+    static const char *names[TT_DTYPE_COUNT] = {"Float", "BFloat16", "Half", "Double", "Long",
+                                                "Int",   "Short",    "Char", "Byte",   "Bool"};
+    return (unsigned)dt < TT_DTYPE_COUNT ? names[dt] : "?";
+}
+
 /* A set of reduced dims, sorted, with a per-dim mask. */
 typedef struct rd_dims {
     int32_t n;
@@ -187,7 +194,7 @@ static tt_status rd_mean(tt_lower_ctx *ctx, tt_ir_value x, const tt_arg *dimarg,
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
                                   "mean(): could not infer output dtype. Input dtype must be either a floating point "
                                   "or complex dtype. Got: %s",
-                                  tt_dtype_name(odt));
+                                  rd_pt_name(odt));
     rd_dims rd;
     tt_status st = rd_parse(ctx, dimarg, &t, true, &rd);
     if (st != TT_OK) return st;
@@ -333,6 +340,8 @@ static tt_status rd_argmaxmin(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value
     tt_ir_type t = tt_lower_type_copy(ctx, x);
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     const char *name = is_min ? "argmin" : "argmax";
+    if (t.dtype == TT_BOOL) /* CPU refuses bool */
+        return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "%s(): does not support bool input", name);
     bool keepdim = rd_bool_arg(&args[2]);
     if (args[1].kind == TT_ARG_NONE) {
         /* Flattened: the index into the row-major flattening; keepdim gives all-ones dims. */
@@ -556,7 +565,7 @@ static tt_status tt_lower_logsumexp(tt_lower_ctx *ctx, const tt_arg *args, int32
     rd_dims rd;
     tt_status st = rd_parse(ctx, &args[1], &t, true, &rd);
     if (st != TT_OK) return st;
-    tt_dtype odt = tt_dtype_is_float(t.dtype) ? t.dtype : TT_F32;
+    tt_dtype odt = tt_dtype_is_float(t.dtype) ? t.dtype : tt_lower_default_float(ctx);
     tt_dtype acc = tt_lower_opmath(odt);
     tt_ir_value xa = tt_ir_convert(ctx->b, x, acc);
     tt_ir_value m = rd_reduce(ctx, TT_REDUCE_MAX, xa, &rd);

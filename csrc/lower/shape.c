@@ -79,7 +79,7 @@ static tt_dtype list_dtype(tt_lower_ctx *ctx, const tt_arg *list) {
         tmp[i].dtype = t.dtype;
         tmp[i].n = t.rank;
     }
-    tt_dtype dt = tt_lower_result_type(tmp, list->n);
+    tt_dtype dt = tt_lower_result_type_ctx(ctx, tmp, list->n, NULL);
     free(tmp);
     return dt;
 }

@@ -247,7 +247,7 @@ static tt_status tt_lower_polygamma(tt_lower_ctx *ctx, const tt_arg *args, int32
     if (tt_ir_builder_status(ctx->b) != TT_OK) return tt_ir_builder_status(ctx->b);
     if (n < 0) return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "polygamma(n, x) does not support negative n.");
     if (n > 60) return tt_lower_unsupported(ctx, "polygamma");
-    tt_dtype odt = tt_dtype_is_float(t.dtype) ? t.dtype : TT_F32;
+    tt_dtype odt = tt_dtype_is_float(t.dtype) ? t.dtype : tt_lower_default_float(ctx);
     tt_dtype cdt = tt_lower_opmath(odt);
     tt_ir_value x = tt_ir_convert(ctx->b, args[1].value, cdt);
     tt_ir_value r;
@@ -362,7 +362,7 @@ static tt_status tt_lower_linalg_cross(tt_lower_ctx *ctx, const tt_arg *args, in
 /* args[0] as its compute dtype; *odt gets PyTorch's result dtype (ints and bool promote to f32). */
 static tt_ir_value sp_float_in(tt_lower_ctx *ctx, const tt_arg *a, tt_dtype *odt) {
     tt_ir_type t = tt_lower_type_copy(ctx, a->value);
-    *odt = tt_dtype_is_float(t.dtype) ? t.dtype : TT_F32;
+    *odt = tt_dtype_is_float(t.dtype) ? t.dtype : tt_lower_default_float(ctx);
     return tt_ir_convert(ctx->b, a->value, tt_lower_opmath(*odt));
 }
 

@@ -255,6 +255,9 @@ fail:
 
 tt_status tt_host_compile(tt_ir_program *p, tt_executable **out) { return compile_impl(p, false, out); }
 int64_t tt_host_executable_row_blocks(const tt_executable *e) { return e ? tt_host_rows_blocks(e->rows) : 0; }
+void tt_host_executable_fail_row_block(tt_executable *e, int64_t block) {
+    if (e) tt_host_rows_fail_block(e->rows, block);
+}
 tt_status tt_host_compile_chunk(tt_ir_program *p, tt_executable **out) { return compile_impl(p, true, out); }
 
 void tt_host_executable_free(tt_executable *e) {
@@ -380,8 +383,9 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
     }
 
     if (e->rows) {
-        tt_status rst = tt_host_rows_execute(e->rows, args, n_args, results, n_results);
-        if (rst != TT_STATUS_UNSUPPORTED) return rst;
+        bool declined;
+        tt_status rst = tt_host_rows_execute(e->rows, args, n_args, results, n_results, &declined);
+        if (!declined) return rst;
     }
     int32_t held = -1;
     for (int32_t k = 0; k < e->n_arenas && held < 0; k++)

@@ -96,15 +96,20 @@ bool tt_host_ew_type_ok(tt_ir_op op, tt_dtype dt, tt_dtype odt);
  * A program whose every node keeps the leading dim (elementwise, broadcasts and reshapes that keep it, reductions
  * over other dims; small leaves read whole) runs as a sequence of row blocks sized to stay in cache, in parallel
  * over the pool. tt_host_rows_plan sets *out to NULL when the program does not qualify. tt_host_rows_execute
- * returns TT_STATUS_UNSUPPORTED (no message) when the views alias in a way blocks cannot honour: then the caller
- * runs the whole program. */
+ * sets *declined (and returns TT_OK, touching nothing) when the views alias in a way blocks cannot honour: then
+ * the caller runs the whole program. Otherwise it returns the blocks' status: a block that fails may have
+ * written part of the results (in-place inputs included), so the caller must not re-run the program. */
 typedef struct tt_host_rows tt_host_rows;
 tt_status tt_host_rows_plan(const tt_ir_program *p, tt_host_rows **out);
 int64_t tt_host_rows_blocks(const tt_host_rows *r);               /* 0 for NULL */
 int64_t tt_host_executable_row_blocks(const tt_executable *e);    /* 0: runs whole */
 void tt_host_rows_free(tt_host_rows *r);
+/* Testing only: block (>= 0) of this plan fails with TT_STATUS_INTERNAL instead of running; -1 (the default)
+ * turns that off. Lets a C test prove a failed block is not answered by a re-run over written inputs. */
+void tt_host_rows_fail_block(tt_host_rows *r, int64_t block);
+void tt_host_executable_fail_row_block(tt_executable *e, int64_t block);
 tt_status tt_host_rows_execute(tt_host_rows *r, const tt_exec_arg *args, int32_t n_args, const tt_exec_arg *results,
-                               int32_t n_results);
+                               int32_t n_results, bool *declined);
 
 /* ---- host_fuse.c: fused elementwise groups ----
  * tt_host_fuse_plan groups the program's elementwise nodes (owned by caller: tt_host_fuse_free). A node in a

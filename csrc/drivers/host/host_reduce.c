@@ -190,8 +190,11 @@ static void reduce_long_row(const red_job *j) {
     tt_host_class cls = tt_host_class_of(j->dt);
     /* Combine the partials as a row of their own (they are in f64 / i64 already). */
     if (cls == TT_HOST_CI64) {
-        tt_dtype keep = j->dt == TT_BOOL ? TT_BOOL : TT_I64;
-        int64_t v = red_i64(keep, j->kind, (const char *)c.ipart, nch);
+        /* The partials are i64 whatever the input dtype; bool's add / mul are or / and (as red_i64 maps them). */
+        tt_ir_reduce_kind kind = j->kind;
+        if (j->dt == TT_BOOL && kind == TT_REDUCE_ADD) kind = TT_REDUCE_OR;
+        if (j->dt == TT_BOOL && kind == TT_REDUCE_MUL) kind = TT_REDUCE_AND;
+        int64_t v = red_i64(TT_I64, kind, (const char *)c.ipart, nch);
         tt_host_store_i64(j->odt, &v, 1, j->out);
     } else if (cls == TT_HOST_CF32) {
         float pf[CHUNKS];

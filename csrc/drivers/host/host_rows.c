@@ -14,6 +14,7 @@
 #include "host_internal.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,7 @@ struct tt_host_rows {
     int64_t grid[TT_MAX_RANK];  /* blocks along leading dims 0..j */
     tt_executable *full;        /* runs one block */
     bool *split_param;          /* per parameter index */
+    int64_t fail_block;         /* testing: this block fails (-1: none) */
 };
 
 void tt_host_rows_free(tt_host_rows *r) {
@@ -165,6 +167,7 @@ tt_status tt_host_rows_plan(const tt_ir_program *p, tt_host_rows **out) {
         goto out;
     }
     r->p = p;
+    r->fail_block = -1;
     r->j = j;
     r->bj = bj;
     r->n_blocks = 1;
@@ -189,11 +192,17 @@ out:
 
 int64_t tt_host_rows_blocks(const tt_host_rows *r) { return r ? r->n_blocks : 0; }
 
+void tt_host_rows_fail_block(tt_host_rows *r, int64_t block) {
+    if (r) r->fail_block = block;
+}
+
 typedef struct rows_job {
     const tt_host_rows *r;
     const tt_exec_arg *args, *results;
     int32_t n_args, n_results;
-    atomic_int failed;
+    atomic_int failed;         /* set by the first failing block, which alone writes status and msg */
+    tt_status status;
+    char msg[512];
 } rows_job;
 
 /* Element offset of block b in a view with these strides. */
@@ -218,7 +227,12 @@ static void run_blocks(void *user, int64_t begin, int64_t end) {
         for (int32_t i = 0; i < j->n_args; i++)
             if (r->split_param[i]) a[i].offset += block_offset(r, b, a[i].strides);
         for (int32_t o = 0; o < j->n_results; o++) res[o].offset += block_offset(r, b, res[o].strides);
-        if (tt_host_execute(r->full, a, j->n_args, res, j->n_results) != TT_OK) atomic_store(&j->failed, 1);
+        tt_status st = b == r->fail_block ? tt_error(TT_STATUS_INTERNAL, "host rows: block %lld failed (test)", (long long)b)
+                                          : tt_host_execute(r->full, a, j->n_args, res, j->n_results);
+        if (st != TT_OK && atomic_exchange(&j->failed, 1) == 0) {
+            j->status = st;
+            snprintf(j->msg, sizeof j->msg, "%s", tt_last_error());
+        }
     }
 }
 
@@ -230,21 +244,26 @@ static bool same_view(const tt_exec_arg *a, const tt_exec_arg *b, int32_t rank) 
 }
 
 tt_status tt_host_rows_execute(tt_host_rows *r, const tt_exec_arg *args, int32_t n_args, const tt_exec_arg *results,
-                               int32_t n_results) {
-    if (n_args > 32 || n_results > 16) return TT_STATUS_UNSUPPORTED;
+                               int32_t n_results, bool *declined) {
+    *declined = true;
+    if (n_args > 32 || n_results > 16) return TT_OK;
     /* Blocks write their rows as they go: a result may share a buffer only with a row-split argument read
      * through the very same view (an in-place update), never with another result. */
     for (int32_t o = 0; o < n_results; o++) {
         for (int32_t o2 = 0; o2 < o; o2++)
-            if (results[o2].buffer == results[o].buffer) return TT_STATUS_UNSUPPORTED;
+            if (results[o2].buffer == results[o].buffer) return TT_OK;
         for (int32_t i = 0; i < n_args; i++) {
             if (!args[i].buffer || args[i].buffer != results[o].buffer) continue;
             int32_t rank = r->p->types[r->p->params[i]].rank;
-            if (!r->split_param[i] || !same_view(&args[i], &results[o], rank)) return TT_STATUS_UNSUPPORTED;
+            if (!r->split_param[i] || !same_view(&args[i], &results[o], rank)) return TT_OK;
         }
     }
-    rows_job j = {r, args, results, n_args, n_results, 0};
+    /* From here on blocks write results (possibly over their own in-place inputs): a failure is reported as it is,
+     * never answered by re-running the program over a half-written input. */
+    *declined = false;
+    rows_job j = {r, args, results, n_args, n_results, 0, TT_OK, {0}};
     tt_host_parallel_for(r->n_blocks, 1, run_blocks, &j);
-    /* A failed block: the caller reruns the whole program on its own thread, which reports the error there. */
-    return atomic_load(&j.failed) ? TT_STATUS_UNSUPPORTED : TT_OK;
+    if (!atomic_load(&j.failed)) return TT_OK;
+    /* the failing block ran on a pool thread: carry its message over to this one */
+    return tt_error(j.status, "%s", j.msg);
 }

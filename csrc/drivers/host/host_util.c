@@ -1,4 +1,7 @@
-/* host_util.c — dtype conversions between storage and compute arrays, strided block copies. */
+/* host_util.c — dtype conversions between storage and compute arrays, strided block copies.
+ *
+ * A bool byte loads as (byte != 0): tensors viewed as bool from other bytes (PyTorch's non-standard bool values)
+ * must read as true wherever any kernel reads them, as on CPU; every kernel that computes on bools loads here. */
 #include "host_internal.h"
 
 /* -O2 (the Makefile's) vectorizes only loops with no epilogue; the conversion loops want the full vectorizer. */
@@ -27,7 +30,8 @@ int64_t tt_host_f64_to_i64(double v) {
     case TT_I32: { const int32_t *s = src; for (int64_t i = 0; i < n; i++) dst[i] = (T)s[i]; } break;    \
     case TT_I16: { const int16_t *s = src; for (int64_t i = 0; i < n; i++) dst[i] = (T)s[i]; } break;    \
     case TT_I8: { const int8_t *s = src; for (int64_t i = 0; i < n; i++) dst[i] = (T)s[i]; } break;      \
-    case TT_U8: case TT_BOOL: { const uint8_t *s = src; for (int64_t i = 0; i < n; i++) dst[i] = (T)s[i]; } break; \
+    case TT_U8: { const uint8_t *s = src; for (int64_t i = 0; i < n; i++) dst[i] = (T)s[i]; } break;      \
+    case TT_BOOL: { const uint8_t *s = src; for (int64_t i = 0; i < n; i++) dst[i] = (T)(s[i] != 0); } break; \
     default: break;                                                                  \
     }
 
@@ -44,7 +48,8 @@ void tt_host_load_i64(tt_dtype dt, const void *src, int64_t n, int64_t *dst) {
     case TT_I32: { const int32_t *s = src; for (int64_t i = 0; i < n; i++) dst[i] = s[i]; } break;
     case TT_I16: { const int16_t *s = src; for (int64_t i = 0; i < n; i++) dst[i] = s[i]; } break;
     case TT_I8: { const int8_t *s = src; for (int64_t i = 0; i < n; i++) dst[i] = s[i]; } break;
-    case TT_U8: case TT_BOOL: { const uint8_t *s = src; for (int64_t i = 0; i < n; i++) dst[i] = s[i]; } break;
+    case TT_U8: { const uint8_t *s = src; for (int64_t i = 0; i < n; i++) dst[i] = s[i]; } break;
+    case TT_BOOL: { const uint8_t *s = src; for (int64_t i = 0; i < n; i++) dst[i] = s[i] != 0; } break;
     default: break;
     }
 }
