@@ -6,7 +6,6 @@ A row is (name, origin, status):
           "cuda"     torch.cuda's name, kept so CUDA code ports by changing the device string;
           "torchtpu" ours only.
   status  HERE       provided and working;
-          ISSUE_5    being built by another part of issue 5 (may be absent on a branch, present once merged);
           a LATER_*  reason: the issue that brings it. Top-level names are absent until then; submodule names exist
                      and raise NotImplementedError naming that issue (`later(...)` below), so `from torch.tpu.ops
                      import ragged_dot` works today and the call says when it will.
@@ -14,7 +13,6 @@ tests/test_names.py checks the table against the modules both ways.
 """
 
 HERE = "here"
-ISSUE_5 = "issue 5 (another part of it)"
 LATER_FUSED = 'issue 6, "The deferred runtime: DeferAndFuse eager mode"'
 LATER_COMPILE = 'issue 7, "torch.compile on tpu"'
 LATER_PRECISION = "issue 8, \"TPU numerics by default: Google's precision API\""
@@ -68,24 +66,24 @@ TORCH_TPU = [
     ("current_stream", "google", HERE),
     ("default_stream", "google", HERE),
     ("stream", "google", HERE),
-    ("Event", "google", ISSUE_5),
-    ("set_stream", "google", ISSUE_5),
-    # memory: Google answers torch.accelerator.memory_*; torch.cuda's names (here today) belong to issue 5's
-    # device-API part, which may reshape them
-    ("memory_allocated", "cuda", ISSUE_5),
-    ("max_memory_allocated", "cuda", ISSUE_5),
-    ("memory_reserved", "cuda", ISSUE_5),
-    ("max_memory_reserved", "cuda", ISSUE_5),
-    ("memory_stats", "cuda", ISSUE_5),
-    ("reset_peak_memory_stats", "cuda", ISSUE_5),
-    ("empty_cache", "cuda", ISSUE_5),
-    ("mem_get_info", "cuda", ISSUE_5),
+    ("StreamContext", "cuda", HERE),
+    ("Event", "google", HERE),
+    ("set_stream", "google", HERE),
+    # memory: Google answers torch.accelerator.memory_*; torch.cuda's names answer the same figures
+    ("memory_allocated", "cuda", HERE),
+    ("max_memory_allocated", "cuda", HERE),
+    ("memory_reserved", "cuda", HERE),
+    ("max_memory_reserved", "cuda", HERE),
+    ("memory_stats", "cuda", HERE),
+    ("reset_peak_memory_stats", "cuda", HERE),
+    ("empty_cache", "cuda", HERE),
+    ("mem_get_info", "cuda", HERE),
     # compile-cache telemetry (private in Google's package, but documented)
-    ("_get_cache_stats", "google", ISSUE_5),
-    ("_clear_cache", "google", ISSUE_5),
-    ("_set_cache_only", "google", ISSUE_5),
-    ("_set_allow_cache", "google", LATER_COMPILE),
-    ("_set_dump_on_cache_miss", "google", LATER_COMPILE),
+    ("_get_cache_stats", "google", HERE),
+    ("_clear_cache", "google", HERE),
+    ("_set_cache_only", "google", HERE),
+    ("_set_allow_cache", "google", HERE),
+    ("_set_dump_on_cache_miss", "google", HERE),
     ("_hbm_usage_summary", "google", LATER_COMPILE),
     # submodules
     ("compiler", "google", HERE),
