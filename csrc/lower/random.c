@@ -171,7 +171,7 @@ static tt_status tt_lower_normal_float_float(tt_lower_ctx *ctx, const tt_arg *ar
                                              int32_t nouts) {
     (void)nouts;
     if (args[2].kind != TT_ARG_INTS || args[2].n > TT_MAX_RANK) return TT_STATUS_UNSUPPORTED;
-    tt_dtype dt = nargs > 4 ? rn_dtype_arg(&args[4], TT_F32) : TT_F32;
+    tt_dtype dt = nargs > 4 ? rn_dtype_arg(&args[4], tt_lower_default_float(ctx)) : tt_lower_default_float(ctx);
     if (!tt_dtype_is_float(dt)) return TT_STATUS_UNSUPPORTED;
     if (rn_check_std(ctx, tt_lower_arg_double(&args[1]))) return tt_ir_builder_status(ctx->b);
     tt_dtype wd = rn_work(dt);
@@ -387,7 +387,7 @@ static tt_status tt_lower_random(tt_lower_ctx *ctx, const tt_arg *args, int32_t 
 static tt_status rn_rand_like(tt_lower_ctx *ctx, const tt_arg *size, const tt_arg *dtype, bool normal,
                               tt_ir_value *outs) {
     if (size->kind != TT_ARG_INTS || size->n > TT_MAX_RANK) return TT_STATUS_UNSUPPORTED;
-    tt_dtype dt = rn_dtype_arg(dtype, TT_F32);
+    tt_dtype dt = rn_dtype_arg(dtype, tt_lower_default_float(ctx));
     if (!tt_dtype_is_float(dt)) return TT_STATUS_UNSUPPORTED;
     tt_dtype wd = rn_work(dt);
     tt_ir_value v = normal ? rn_standard_normal(ctx, wd, size->n, size->ints) : rn_uniform(ctx, wd, size->n, size->ints);
