@@ -64,20 +64,6 @@ static py::dict metrics() {
     return d;
 }
 
-static py::dict memory_stats(int device) {
-    ensure_init();
-    tt_rt_memory_stats m{};
-    check(tt_rt_memory_stats_get(device, &m));
-    py::dict d;
-    d["allocated"] = m.allocated;
-    d["peak_allocated"] = m.peak_allocated;
-    d["reserved"] = m.reserved;
-    d["peak_reserved"] = m.peak_reserved;
-    d["limit"] = m.limit;
-    d["n_allocs"] = m.n_allocs;
-    return d;
-}
-
 static std::vector<std::string> lowered_ops() {
     std::vector<std::string> names;
     tt_lower_foreach([](void* u, const char* n) { static_cast<std::vector<std::string>*>(u)->push_back(n); }, &names);
@@ -118,7 +104,6 @@ PYBIND11_MODULE(_C, m) {
         return std::make_pair(s, o);
     });
     m.def("set_rng_state", [](int d, uint64_t s, uint64_t o) { ensure_init(); tt_rt_rng_set_state(d, s, o); });
-    m.def("memory_stats", &memory_stats);
     m.def("reset_peak_memory_stats", [](int d) { ensure_init(); tt_rt_memory_reset_peak(d); });
     m.def("empty_cache", [](int d) { ensure_init(); tt_rt_empty_cache(d); });
     m.def("metrics", &metrics);
