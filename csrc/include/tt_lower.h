@@ -180,6 +180,9 @@ tt_dtype tt_lower_default_float(const tt_lower_ctx *ctx);
 /* Whether backward output k is wanted by an output_mask argument (bool[]); true when mask is NULL, not a bool
  * list, or shorter than k. A lowering leaves an unwanted output TT_IR_NONE (an undefined tensor, as on CPU). */
 bool tt_lower_output_wanted(const tt_arg *mask, int32_t k);
+/* Gather attributes that pick one element of a 1-d operand per index (indices' last dim, index_vector_dim, holds
+ * the position): the shape shared by every "take element i of a table" lowering. */
+tt_ir_attrs tt_lower_gather_elements_attrs(int32_t index_vector_dim, bool check_bounds);
 
 /* Family tables (each file under csrc/lower/ defines one; terminated by {NULL, NULL}). */
 extern const tt_lower_entry tt_lower_table_elementwise[];

@@ -65,6 +65,18 @@ tt_dtype tt_lower_default_float(const tt_lower_ctx *ctx) {
     return ctx && tt_dtype_is_float(ctx->default_float) ? ctx->default_float : TT_F32;
 }
 
+tt_ir_attrs tt_lower_gather_elements_attrs(int32_t index_vector_dim, bool check_bounds) {
+    tt_ir_attrs a;
+    memset(&a, 0, sizeof a);
+    a.gather.collapsed_slice_dims.n = 1;
+    a.gather.start_index_map.n = 1;
+    a.gather.slice_sizes.n = 1;
+    a.gather.slice_sizes.v[0] = 1;
+    a.gather.index_vector_dim = index_vector_dim;
+    a.gather.check_bounds = check_bounds;
+    return a;
+}
+
 bool tt_lower_output_wanted(const tt_arg *mask, int32_t k) {
     if (!mask || mask->kind != TT_ARG_BOOLS || k < 0 || k >= mask->n) return true;
     return mask->ints[k] != 0;

@@ -288,14 +288,7 @@ static tt_status nn_nll_setup(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value targ
         int64_t idims[TT_MAX_RANK + 1];
         memcpy(idims, tt.dims, sizeof(int64_t) * (size_t)tt.rank);
         idims[tt.rank] = 1;
-        tt_ir_attrs a;
-        memset(&a, 0, sizeof a);
-        a.gather.collapsed_slice_dims.n = 1;
-        a.gather.start_index_map.n = 1;
-        a.gather.slice_sizes.n = 1;
-        a.gather.slice_sizes.v[0] = 1;
-        a.gather.index_vector_dim = tt.rank;
-        a.gather.check_bounds = true;
+        tt_ir_attrs a = tt_lower_gather_elements_attrs(tt.rank, true);
         a.gather.bounds_error = TT_IR_BOUNDS_TARGET;
         tt_ir_value checked = tt_ir_gather(ctx->b, tt_ir_iota(ctx->b, TT_I64, 1, &C, 0),
                                            tt_ir_reshape(ctx->b, safe, tt.rank + 1, idims), &a);

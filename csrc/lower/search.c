@@ -203,14 +203,7 @@ static tt_status tt_lower_masked_scatter(tt_lower_ctx *ctx, const tt_arg *args, 
     pos = tt_ir_binary(b, TT_OP_SUBTRACT, pos, tt_lower_full(ctx, TT_I64, 1, &n, 1.0));
     pos = tt_ir_select(b, mflat, pos, tt_lower_full(ctx, TT_I64, 1, &n, 0.0)); /* unused lanes read element 0 */
     int64_t id[2] = {n, 1};
-    tt_ir_attrs a;
-    memset(&a, 0, sizeof a);
-    a.gather.collapsed_slice_dims.n = 1;
-    a.gather.start_index_map.n = 1;
-    a.gather.slice_sizes.n = 1;
-    a.gather.slice_sizes.v[0] = 1;
-    a.gather.index_vector_dim = 1;
-    a.gather.check_bounds = true;
+    tt_ir_attrs a = tt_lower_gather_elements_attrs(1, true);
     tt_ir_value src = tt_ir_gather(b, tt_ir_reshape(b, args[2].value, 1, &ns), tt_ir_reshape(b, pos, 2, id), &a);
     outs[0] = tt_ir_select(b, v[1], tt_ir_reshape(b, src, t.rank, t.dims), v[0]);
     return tt_ir_builder_status(b);

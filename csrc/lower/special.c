@@ -733,13 +733,7 @@ static tt_ir_value pd_square(tt_lower_ctx *ctx, tt_ir_value v, int64_t N) {
     tt_ir_value ind = tt_ir_constant(b, TT_I64, 2, id, idx);
     free(idx);
     tt_ir_value parts[2] = {v, tt_lower_full(ctx, tt_lower_type_copy(ctx, v).dtype, 1, &one, 0.0)};
-    tt_ir_attrs a;
-    memset(&a, 0, sizeof a);
-    a.gather.collapsed_slice_dims.n = 1;
-    a.gather.start_index_map.n = 1;
-    a.gather.slice_sizes.n = 1;
-    a.gather.slice_sizes.v[0] = 1;
-    a.gather.index_vector_dim = 1;
+    tt_ir_attrs a = tt_lower_gather_elements_attrs(1, false);
     int64_t sq[2] = {N, N};
     return tt_ir_reshape(b, tt_ir_gather(b, tt_ir_concatenate(b, 2, parts, 0), ind, &a), 2, sq);
 }
@@ -792,13 +786,7 @@ static tt_status tt_lower_pdist_forward(tt_lower_ctx *ctx, const tt_arg *args, i
     int64_t id[2] = {K, 1};
     tt_ir_value ind = tt_ir_constant(b, TT_I64, 2, id, idx);
     free(idx);
-    tt_ir_attrs a;
-    memset(&a, 0, sizeof a);
-    a.gather.collapsed_slice_dims.n = 1;
-    a.gather.start_index_map.n = 1;
-    a.gather.slice_sizes.n = 1;
-    a.gather.slice_sizes.v[0] = 1;
-    a.gather.index_vector_dim = 1;
+    tt_ir_attrs a = tt_lower_gather_elements_attrs(1, false);
     outs[0] = tt_ir_gather(b, tt_ir_reshape(b, full, 1, &nn), ind, &a);
     return tt_ir_builder_status(b);
 }

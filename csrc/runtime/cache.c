@@ -239,7 +239,6 @@ tt_status tt_rt_cache_acquire(tt_ir_program *program, const char *op_name, tt_rt
         free(ne);
         return st;
     }
-    atomic_fetch_add(&tt_rt_g.compiles, 1);
     ne->key = key;
     ne->driver_name = dname;
     ne->driver = drv;
@@ -253,11 +252,17 @@ tt_status tt_rt_cache_acquire(tt_ir_program *program, const char *op_name, tt_rt
 
     tt_rt_cache_entry *evicted = NULL;
     pthread_mutex_lock(&cache_mu);
-    n_compilations++;
     e = allow ? find_locked(key, dname, program) : NULL;
     if (e) {
-        atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed); /* lost a race: use the winner's */
+        /* Lost a race with another thread's compile of the same program: use the winner's, and count this request
+         * as the hit it ends up being, so compiles + hits == requests and one program is one compile. */
+        atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+        n_hits++;
+        e->read_count++;
+        atomic_fetch_add_explicit(&tt_rt_g.cache_hits, 1, memory_order_relaxed);
     } else {
+        n_compilations++;
+        atomic_fetch_add(&tt_rt_g.compiles, 1);
         if (allow && cache_capacity > 0) grow_locked();
         if (!allow || cache_capacity <= 0 || !cache_n_buckets) {
             pthread_mutex_unlock(&cache_mu);
