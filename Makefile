@@ -50,10 +50,13 @@ build/.deps: pyproject.toml
 	@mkdir -p build && touch $@
 install: build/.installed
 # First time: an editable pip install (records the package and its torch.backends entry point). Afterwards an
-# in-place incremental rebuild of the extension. flock keeps concurrent builds from colliding.
+# in-place incremental rebuild of the extension. flock keeps concurrent builds from colliding. "Installed" means
+# `import torchtpu` from elsewhere finds *this* tree: an editable install made from another clone (since moved or
+# deleted) is still listed by pip but imports nothing, so it is redone.
+INSTALLED_HERE = cd / && $(PYTHON) $(CURDIR)/tools/installed_here.py $(CURDIR)
 build/.installed: build/.deps setup.py $(CORE_SRCS) $(CORE_HDRS) $(wildcard csrc/aten/*) $(shell find torchtpu -name "*.py")
 	@mkdir -p build
-	$(NOAUTO) flock build/.install.lock sh -c 'if $(PIP) show -q torchtpu >/dev/null 2>&1 && [ -f build/.pip-installed ]; then \
+	$(NOAUTO) flock build/.install.lock sh -c 'if ( $(INSTALLED_HERE) ) >/dev/null 2>&1 && [ -f build/.pip-installed ]; then \
 	    $(PYTHON) setup.py -q build_ext --inplace; \
 	  else $(PIP) install -q --no-build-isolation -e . && touch build/.pip-installed; fi'
 	@touch $@

@@ -322,6 +322,12 @@ OUT_CASES = {
     "mean_float_to_long": (lambda x, out: torch.mean(x, 0, out=out), torch.arange(4.0), torch.long),
     "sigmoid_int_to_long": (lambda x, out: torch.sigmoid(x, out=out), torch.arange(4), torch.long),
     "true_divide_int": (lambda x, out: torch.true_divide(x, 2, out=out), torch.arange(4), torch.long),
+    # TensorIterator's unary ops demand the same dtype ("Found dtype Double but expected Float")
+    "neg_float_to_double": (lambda x, out: torch.neg(x, out=out), torch.arange(4.0), torch.float64),
+    "neg_long_to_float": (lambda x, out: torch.neg(x, out=out), torch.arange(4), torch.float32),
+    "floor_float_to_double": (lambda x, out: torch.floor(x, out=out), torch.arange(4.0), torch.float64),
+    "abs_long_to_float": (lambda x, out: torch.abs(x, out=out), torch.arange(4), torch.float32),
+    "cat_float_to_uint8": (lambda x, out: torch.cat([x, x], out=out), torch.arange(4.0), torch.uint8),  # TypeError
 }
 
 
@@ -345,6 +351,45 @@ def test_out_with_a_castable_dtype_gives_cpus_values():
     out = torch.empty(6, dtype=torch.float64, device="tpu")
     torch.add(torch.arange(6, device="tpu"), 2, out=out)
     assert out.cpu().tolist() == [2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    # reductions cast even float -> int, as CPU does
+    x = torch.arange(12.0).reshape(3, 4) / 7
+    out, out_cpu = torch.empty(0, dtype=torch.long, device="tpu"), torch.empty(0, dtype=torch.long)
+    torch.sum(x.to("tpu"), 1, out=out)
+    torch.sum(x, 1, out=out_cpu)  # CPU casts each element to long first: [0, 1, 4]
+    assert out.cpu().tolist() == out_cpu.tolist() == [0, 1, 4]
+
+
+def test_softshrink_keeps_nan_and_the_sign_of_zero_like_cpu():
+    x = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.3, -0.7, 0.5, -0.5, 2.0, -2.0])
+    for dt in (torch.float32, torch.float16, torch.bfloat16):
+        want = F.softshrink(x.to(dt))
+        got = F.softshrink(x.to(dt).to("tpu")).cpu()
+        assert torch.equal(got.isnan(), want.isnan())
+        assert torch.equal(got.nan_to_num().view(torch.int16 if dt != torch.float32 else torch.int32),
+                           want.nan_to_num().view(torch.int16 if dt != torch.float32 else torch.int32))
+
+
+def test_view_as_complex_raises_the_refused_dtype_type_error():
+    with pytest.raises(TypeError, match="tpu does not support tensors of dtype ComplexFloat"):
+        torch.view_as_complex(torch.zeros(3, 2, device="tpu"))
+    with pytest.raises(RuntimeError, match="only supported for float and double tensors"):
+        torch.view_as_complex(torch.zeros(3, 2, dtype=torch.long, device="tpu"))
+
+
+def test_views_of_more_dims_than_the_device_kernels_take_copy_like_cpu():
+    """PyTorch allows 25 dims; the device kernels take TT_MAX_RANK (8). Strided views beyond that move through the
+    host: to the CPU, from it, and device-to-device (clone, contiguous, view of a transposed tensor)."""
+    c = torch.rand(4, 2, 5, 1, 6, 2, 9, 3).transpose(-1, 2).transpose(-2, 3)
+    t = c.to("tpu")
+    shape = [8, 1, 3, 3, 3, 4, 1, 3, 5]
+    assert torch.equal(t.view(*shape).cpu(), c.view(*shape))
+    assert torch.equal(t.view(*shape).clone().cpu(), c.view(*shape))
+    z = torch.randn(2, 1, 2, 1, 2, 1, 2, 1, 2)
+    zt = z.to("tpu").transpose(0, 8)
+    assert torch.equal(zt.contiguous().cpu(), z.transpose(0, 8).contiguous())
+    dst = torch.zeros(2, 1, 2, 1, 2, 1, 2, 1, 2, device="tpu").transpose(0, 8)
+    dst.copy_(z.transpose(0, 8) * 3)  # host -> a strided device view
+    assert torch.equal(dst.cpu(), z.transpose(0, 8) * 3)
 
 
 # ---- default dtype float64 --------------------------------------------------------------------------------------

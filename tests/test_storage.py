@@ -261,6 +261,26 @@ def test_lazy_clone_of_a_view_and_its_grad():
     assert torch.equal(x.grad.cpu(), torch.ones(3))
 
 
+def test_reading_a_lazy_clone_does_not_copy_it():
+    """As PyTorch's const_data_ptr: kernels that only read a copy-on-write tensor (native ops, the CPU fallback,
+    copies to the host, CPU index tensors moved to the device) share its storage; only a write materializes."""
+    x = torch.randn(5, 4, device="tpu")
+    want = x.cpu()
+    lz = torch._lazy_clone(x)
+    idx = torch._lazy_clone(torch.tensor([True, False, True, False, True]))  # a CPU copy-on-write mask
+    reads = [torch.exp(lz) + x, lz.sum(0), lz.cpu(), lz[idx], torch.special.bessel_j0(lz), lz.t().contiguous()]
+    for r in reads:
+        r.cpu()
+    assert torch._C._is_cow_tensor(lz) and torch._C._is_cow_tensor(x) and torch._C._is_cow_tensor(idx)
+    assert torch.equal(reads[0].cpu(), want.exp() + want) and torch.equal(reads[2], want)
+    assert torch.equal(reads[3].cpu(), want[[0, 2, 4]])
+    lz.add_(1)  # a write copies
+    assert not torch._C._is_cow_tensor(lz)
+    assert torch.equal(lz.cpu(), want + 1) and torch.equal(x.cpu(), want)
+    x.mul_(2)  # the last sharer writes in place of its storage (nothing else holds it)
+    assert torch.equal(x.cpu(), want * 2) and torch.equal(lz.cpu(), want + 1)
+
+
 def test_lazy_clone_chain_frees_memory():
     torch.tpu.synchronize()
     base = torch.tpu.memory_allocated()

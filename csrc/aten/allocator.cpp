@@ -170,12 +170,18 @@ tt_rt_storage* storage_of(const c10::Storage& st) {
     const at::DataPtr& dp = st.data_ptr();
     if (dp.get_deleter() == &TpuAllocator::release) return static_cast<tt_rt_storage*>(dp.get_context());
     if (c10::impl::cow::is_cow_data_ptr(dp)) {
-        // A lazy clone (or its original) is copied at its first use by a kernel, which may write to it. Reads copy
-        // too (we cannot tell them apart here): earlier than needed, never wrong.
+        // A lazy clone (or its original) is copied before a kernel that may write to it (PyTorch's mutable_data_ptr).
         st.mutable_data_ptr();
         return storage_of(st);
     }
     return live_find(dp.get());  // the COW-able form, or a from_blob alias of a live storage's address
+}
+
+// A copy-on-write DataPtr keeps the shared original's address, so a read finds that storage and copies nothing.
+tt_rt_storage* storage_for_read(const c10::Storage& st) {
+    const at::DataPtr& dp = st.data_ptr();
+    if (dp.get_deleter() == &TpuAllocator::release) return static_cast<tt_rt_storage*>(dp.get_context());
+    return live_find(dp.get());
 }
 
 void make_cow_able(const c10::Storage& st) {

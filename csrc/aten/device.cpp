@@ -58,10 +58,11 @@ bool to_tt_dtype(c10::ScalarType st, tt_dtype* out) {
 c10::ScalarType to_torch_dtype(tt_dtype dt) { return kTorchOf[dt]; }
 
 tt_rt_storage* storage_of(const at::Tensor& t) { return storage_of(t.storage()); }
+tt_rt_storage* storage_for_read(const at::Tensor& t) { return storage_for_read(t.storage()); }
 
-tt_rt_tensor view_of(const at::Tensor& t) {
+static tt_rt_tensor view_on(const at::Tensor& t, tt_rt_storage* storage) {
     tt_rt_tensor v{};
-    v.storage = storage_of(t);
+    v.storage = storage;
     v.offset = t.storage_offset();
     TORCH_CHECK(to_tt_dtype(t.scalar_type(), &v.dtype), "tpu does not support dtype ", t.scalar_type());
     TORCH_CHECK_NOT_IMPLEMENTED(t.dim() <= TT_MAX_RANK, "tpu supports tensors of up to ", TT_MAX_RANK,
@@ -73,5 +74,8 @@ tt_rt_tensor view_of(const at::Tensor& t) {
     }
     return v;
 }
+
+tt_rt_tensor view_for_write(const at::Tensor& t) { return view_on(t, storage_of(t)); }
+tt_rt_tensor view_for_read(const at::Tensor& t) { return view_on(t, storage_for_read(t)); }
 
 }  // namespace torchtpu

@@ -451,10 +451,13 @@ static void launch(OpBuild& ob, const Results& results, const char* name) {
     TT_CHECK(tt_ir_builder_finish(ob.ctx.b, &raw));
     std::unique_ptr<tt_ir_program, void (*)(tt_ir_program*)> owned(raw, tt_ir_program_destroy);
     tt_ir_program* prog = raw;
+    // Results first: a copy-on-write result is materialized before an input view of the same tensor is taken.
+    c10::SmallVector<tt_rt_tensor, 2> rres;
+    for (auto& t : results) rres.push_back(view_for_write(t));
     c10::SmallVector<tt_rt_arg, 4> rargs(prog->n_params);
     for (auto& [idx, t] : ob.tensor_params) {
         rargs[idx].kind = TT_RT_ARG_TENSOR;
-        rargs[idx].tensor = view_of(t);
+        rargs[idx].tensor = view_for_read(t);
     }
     for (int32_t k = 0; k < ob.ctx.n_scalars; k++) {
         const tt_lower_scalar& s = ob.ctx.scalars[k];
@@ -462,8 +465,6 @@ static void launch(OpBuild& ob, const Results& results, const char* name) {
         rargs[s.param_index].i = s.i;
         rargs[s.param_index].f = s.f;
     }
-    c10::SmallVector<tt_rt_tensor, 2> rres;
-    for (auto& t : results) rres.push_back(view_of(t));
     if (trace_active())
         trace_record(prog, ob.tensor_params.data(), ob.tensor_params.size(), ob.ctx, results.data(), results.size());
     tt_status st = tt_rt_launch(ob.device, prog, rargs.data(), (int32_t)rargs.size(), rres.data(),
@@ -608,6 +609,22 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack, std::string* 
             const tt_ir_type* ty = tt_ir_type_of(b, outs[k]);
             tt_dtype tdt;
             TORCH_CHECK(to_tt_dtype(target.scalar_type(), &tdt), "tpu does not support dtype ", target.scalar_type());
+            // An out= tensor of another dtype than the result's: PyTorch's rule depends on the op (TensorIterator's
+            // unary ops demand the same dtype, reductions cast even float to int, most ops cast when canCast
+            // allows), and the CPU kernel is that rule, so the rare case runs there. (Its Meta kernel is not: the
+            // Python meta of neg.out casts.) Nothing was written yet: a mismatch is found at k = 0 or before any
+            // resize, because the dtypes are all checked first.
+            if (k == 0 && plan.kind == PlanKind::Out && cpu_fallback_enabled()) {
+                for (size_t j = 0; j < plan.targets.size(); j++) {
+                    tt_dtype want;
+                    const at::Tensor& tj = (*stack)[first + plan.targets[j]].toTensor();
+                    if (to_tt_dtype(tj.scalar_type(), &want) && want != tt_ir_type_of(b, outs[j])->dtype) {
+                        *declined = "an out= tensor of another dtype than the result's; the CPU kernel applies "
+                                    "PyTorch's casting rule for this op";
+                        return false;
+                    }
+                }
+            }
             TORCH_CHECK(can_cast(ty->dtype, tdt), "result type ", to_torch_dtype(ty->dtype),
                         " can't be cast to the desired output type ", target.scalar_type());
             at::IntArrayRef rs(ty->dims, ty->rank);
@@ -692,6 +709,12 @@ void launch_assign(const at::Tensor& src, const at::Tensor& dst) {
     TORCH_CHECK(tb, "torchtpu: out of memory creating the IR builder");
     TORCH_CHECK(src.device() == dst.device(), "launch_assign: devices differ");
     if (dst.numel() == 0) return;
+    if (src.dim() > TT_MAX_RANK || dst.dim() > TT_MAX_RANK) {  // beyond the device kernels' rank: via the host
+        at::Tensor host = at::empty(src.sizes(), src.options().device(c10::kCPU));
+        at::_copy_from(src, host);  // minimal.cpp's copies move such views as the storage span they cover
+        at::_copy_from(host, dst);
+        return;
+    }
     OpBuild ob;
     tt_ir_builder_reset(tb.get());
     ob.ctx.b = tb.get();

@@ -129,7 +129,7 @@ struct TpuHooks final : public at::PrivateUse1HooksInterface {
         c10::StorageImpl* impl = storage.unsafeGetStorageImpl();
         at::DataPtr fresh = allocate_on(impl->device().index(), newsize);
         size_t keep = std::min(newsize, impl->nbytes());
-        tt_rt_storage* src = storage_of(storage);
+        tt_rt_storage* src = storage_for_read(storage);
         auto* dst = static_cast<tt_rt_storage*>(fresh.get_context());
         if (keep > 0 && src && dst) TT_CHECK(tt_rt_copy(dst, 0, src, 0, keep));
         impl->set_data_ptr_noswap(std::move(fresh));

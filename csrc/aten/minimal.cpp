@@ -88,10 +88,28 @@ at::Tensor physical(const at::Tensor& t) {
     return p;
 }
 
+// Device kernels take at most TT_MAX_RANK dims; PyTorch allows more. A strided view of more dims than that moves
+// through the host as the span of storage it covers (elements from its offset to its last one), picked or placed by
+// the CPU. 0-element views never get here.
+static int64_t span_elements(const at::Tensor& t) {
+    int64_t span = 1;
+    for (int64_t d = 0; d < t.dim(); d++) span += (t.size(d) - 1) * t.stride(d);
+    return span;
+}
+static bool beyond_device_rank(const at::Tensor& t) { return t.dim() > TT_MAX_RANK && !is_dense_row_major(t); }
+
 // src (tpu) -> dst (cpu): bring a contiguous copy of src to the host, then let the CPU do dtype/stride work (and
 // the math bits: src's are put back on the host copy, dst's the CPU copy honours).
 void copy_tpu_to_cpu(const at::Tensor& src, const at::Tensor& dst) {
     at::Tensor s = physical(src);
+    if (beyond_device_rank(s)) {
+        at::Tensor span = at::empty({span_elements(s)}, s.options().device(c10::kCPU));
+        TT_CHECK(tt_rt_read(storage_for_read(s), (size_t)s.storage_offset() * s.element_size(), span.data_ptr(),
+                            (size_t)span.numel() * s.element_size()));
+        at::Tensor host = span.as_strided(s.sizes(), s.strides(), 0);
+        dst.copy_(src.is_neg() ? at::_neg_view(host) : host);
+        return;
+    }
     if (!is_dense_row_major(s)) {
         at::Tensor tmp = empty_tpu(s.sizes(), s.scalar_type(), s.device().index());
         launch_assign(s, tmp);
@@ -99,7 +117,7 @@ void copy_tpu_to_cpu(const at::Tensor& src, const at::Tensor& dst) {
     }
     at::Tensor host = at::empty(s.sizes(), s.options().device(c10::kCPU));
     size_t nbytes = (size_t)s.numel() * s.element_size();
-    if (nbytes > 0) TT_CHECK(tt_rt_read(storage_of(s), (size_t)s.storage_offset() * s.element_size(), host.data_ptr(), nbytes));
+    if (nbytes > 0) TT_CHECK(tt_rt_read(storage_for_read(s), (size_t)s.storage_offset() * s.element_size(), host.data_ptr(), nbytes));
     dst.copy_(src.is_neg() ? at::_neg_view(host) : host);
 }
 
@@ -112,12 +130,21 @@ void copy_cpu_to_tpu(const at::Tensor& src, const at::Tensor& dst_view) {
     at::Tensor dst = physical(dst_view);
     size_t nbytes = (size_t)host.numel() * host.element_size();
     if (nbytes == 0) return;
+    if (beyond_device_rank(dst)) {  // read the span, place the elements on the host, write the span back
+        at::Tensor span = at::empty({span_elements(dst)}, host.options());
+        size_t offset = (size_t)dst.storage_offset() * dst.element_size(), n = (size_t)span.numel() * dst.element_size();
+        TT_CHECK(tt_rt_read(storage_of(dst), offset, span.data_ptr(), n));
+        span.as_strided(dst.sizes(), dst.strides(), 0).copy_(host);
+        TT_CHECK(tt_rt_write(storage_of(dst), offset, span.const_data_ptr(), n));
+        return;
+    }
     if (is_dense_row_major(dst)) {
-        TT_CHECK(tt_rt_write(storage_of(dst), (size_t)dst.storage_offset() * dst.element_size(), host.data_ptr(), nbytes));
+        TT_CHECK(tt_rt_write(storage_of(dst), (size_t)dst.storage_offset() * dst.element_size(), host.const_data_ptr(),
+                             nbytes));
         return;
     }
     at::Tensor tmp = empty_tpu(dst.sizes(), dst.scalar_type(), dst.device().index());
-    TT_CHECK(tt_rt_write(storage_of(tmp), 0, host.data_ptr(), nbytes));
+    TT_CHECK(tt_rt_write(storage_of(tmp), 0, host.const_data_ptr(), nbytes));
     launch_assign(tmp, dst);
 }
 
@@ -137,7 +164,7 @@ at::Tensor tpu_copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*n
             at::Tensor a = empty_tpu(src.sizes(), src.scalar_type(), src.device().index());
             launch_assign(src, a);
             at::Tensor b = empty_tpu(src.sizes(), src.scalar_type(), out.device().index());
-            TT_CHECK(tt_rt_copy(storage_of(b), 0, storage_of(a), 0, (size_t)a.numel() * a.element_size()));
+            TT_CHECK(tt_rt_copy(storage_of(b), 0, storage_for_read(a), 0, (size_t)a.numel() * a.element_size()));
             launch_assign(b, out);
         }
     } else if (src_tpu) {
@@ -159,7 +186,7 @@ c10::Scalar tpu_local_scalar_dense(const at::Tensor& self) {
     ensure_init();
     TORCH_CHECK(self.numel() == 1, "a Tensor with ", self.numel(), " elements cannot be converted to Scalar");
     at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
-    TT_CHECK(tt_rt_read(storage_of(self), (size_t)self.storage_offset() * self.element_size(), host.data_ptr(),
+    TT_CHECK(tt_rt_read(storage_for_read(self), (size_t)self.storage_offset() * self.element_size(), host.data_ptr(),
                         self.element_size()));
     return host.item();
 }
@@ -197,10 +224,20 @@ at::Tensor& tpu_set_empty(at::Tensor& self) {
     return at::cpu::set_(self, storage);
 }
 
-// A lazy clone shares the storage until either side is used by a kernel (see storage_of in allocator.cpp).
+// A lazy clone shares the storage until either side is written by a kernel (storage_of in allocator.cpp).
 at::Tensor tpu_lazy_clone(const at::Tensor& self) {
     make_cow_able(self.storage());
     return at::native::_lazy_clone(self);
+}
+
+// A complex view of a float tensor would hold a refused dtype: the allocation's TypeError (after PyTorch's own
+// checks), not the dispatcher's "appears to be a view operator" error for a missing kernel.
+at::Tensor tpu_view_as_complex(const at::Tensor& self) {
+    const c10::ScalarType st = self.scalar_type();
+    TORCH_CHECK(st == c10::kFloat || st == c10::kDouble || st == c10::kHalf,
+                "view_as_complex is only supported for float and double tensors, but got a tensor of scalar type: ", st);
+    checked_dtype(c10::toComplexType(st));
+    TORCH_INTERNAL_ASSERT(false, "unreachable: complex dtypes are refused");
 }
 
 }  // namespace
@@ -226,6 +263,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
     m.impl("set_.source_Tensor", tpu_set_source_tensor);
     m.impl("set_", tpu_set_empty);
     m.impl("_lazy_clone", tpu_lazy_clone);
+    m.impl("view_as_complex", tpu_view_as_complex);
 }
 
 // PyTorch's copy_ falls through the Negative key and lets the copy kernel handle the bit; for a device it calls

@@ -30,8 +30,12 @@ void set_current_device_unchecked(c10::DeviceIndex d);  // for the guard's noexc
 bool to_tt_dtype(c10::ScalarType st, tt_dtype* out);  // false for dtypes the core does not have
 c10::ScalarType to_torch_dtype(tt_dtype dt);
 
-tt_rt_storage* storage_of(const at::Tensor& t);  // the core storage behind a tpu tensor (may be NULL if 0 bytes)
-tt_rt_tensor view_of(const at::Tensor& t);       // storage + offset + sizes + strides
+// The core storage behind a tpu tensor (NULL if 0 bytes). storage_of is for a kernel that may write: a copy-on-write
+// (lazy clone) storage is materialized first. storage_for_read shares it, as PyTorch's const_data_ptr does.
+tt_rt_storage* storage_of(const at::Tensor& t);
+tt_rt_storage* storage_for_read(const at::Tensor& t);
+tt_rt_tensor view_for_write(const at::Tensor& t);  // storage + offset + sizes + strides
+tt_rt_tensor view_for_read(const at::Tensor& t);
 
 c10::Allocator* tpu_allocator();                       // allocates on the current device
 c10::Allocator* tpu_allocator_for(c10::DeviceIndex d);  // allocates on device d (a process-lifetime object)
@@ -72,6 +76,7 @@ bool launched_any();
 // ---- storages (allocator.cpp): the core storage behind any tpu Storage (ours, copy-on-write, or a from_blob alias
 // of a live storage's address; copy-on-write ones are materialized first), NULL if none.
 tt_rt_storage* storage_of(const c10::Storage& st);
+tt_rt_storage* storage_for_read(const c10::Storage& st);
 void make_cow_able(const c10::Storage& st);  // lets c10's copy-on-write wrap the storage (torch._lazy_clone)
 // ---- generators (generator.cpp): where a random op's counters come from
 // Raises PyTorch's error unless gen is a tpu generator.

@@ -217,9 +217,9 @@ static tt_status shrink(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs
     if (!float_in(ctx, args, 0, &dt, &x, "shrink")) return tt_ir_builder_status(ctx->b);
     tt_ir_value l = tt_lower_arg_like(ctx, &args[1], x), zero = kl(ctx, x, 0.0);
     tt_ir_value r;
-    if (soft) { /* x > l ? x - l : x < -l ? x + l : 0 */
+    if (soft) { /* x > l ? x - l : x < -l ? x + l : x * 0 (CPU's: NaN stays NaN, -0.5 gives -0) */
         r = sel(ctx, cmp(ctx, TT_CMP_GT, x, l), sub(ctx, x, l),
-                sel(ctx, cmp(ctx, TT_CMP_LT, x, un(ctx, TT_OP_NEGATE, l)), add(ctx, x, l), zero));
+                sel(ctx, cmp(ctx, TT_CMP_LT, x, un(ctx, TT_OP_NEGATE, l)), add(ctx, x, l), mul(ctx, x, zero)));
     } else { /* -l <= x <= l ? 0 : x */
         tt_ir_value in = bin(ctx, TT_OP_AND, cmp(ctx, TT_CMP_GE, x, un(ctx, TT_OP_NEGATE, l)), cmp(ctx, TT_CMP_LE, x, l));
         r = sel(ctx, in, zero, x);
