@@ -183,6 +183,66 @@ def run_file(args, path, work):
     return results, info
 
 
+# ---- the same tests on CPU ----------------------------------------------------------------------------------------
+_TPU_IN_CLASS = re.compile(r"(PRIVATEUSE1|TPU)$")
+_TPU_IN_NAME = re.compile(r"_tpu(?=_|$)")
+
+
+def cpu_twin(test_id):
+    """test_ops.py::TestCommonPRIVATEUSE1::test_out_abs_tpu_float32 -> test_ops.py::TestCommonCPU::test_out_abs_cpu_float32."""
+    parts = test_id.split("::")
+    if len(parts) != 3:
+        return None
+    cls, name = _TPU_IN_CLASS.sub("CPU", parts[1]), _TPU_IN_NAME.sub("_cpu", parts[2])
+    return None if cls == parts[1] or name == parts[2] else "::".join((parts[0], cls, name))
+
+
+def check_on_cpu(args, path, work, results):
+    """Runs the CPU instantiation of every tpu failure (not refused-dtype ones) and records its outcome as
+    results[id]["cpu"]. A test that fails on PyTorch's own CPU backend as well, in this torch, says nothing about tpu
+    (the test file and torch 2.13 disagree: an exception type changed, a dtype rule moved); such failures are
+    counted apart. Results persist in <work>/<file>.cpu.jsonl, so --report-only sees them."""
+    name = os.path.basename(path)
+    log = os.path.join(work, name + ".cpu.jsonl")
+    twins = {}
+    for tid, r in results.items():
+        if r["outcome"] in ("fail", "error") and not is_refused_dtype_failure(r.get("msg")):
+            c = cpu_twin(tid)
+            if c:
+                twins[c] = tid
+    if os.path.exists(log):
+        os.remove(log)
+    if not twins:
+        return
+    done = os.path.join(work, name + ".cpu.done")
+    open(done, "w").close()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([TOOLS, ROOT, env.get("PYTHONPATH", "")])
+    env.update(CONFORMANCE_LOG=log, CONFORMANCE_TIMEOUT=str(args.timeout), PYTORCH_TESTING_DEVICE_ONLY_FOR="cpu",
+               PYTORCH_TEST_WITH_SLOW="1", TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    ids = sorted(twins)
+    for k in range(0, len(ids), 200):  # bounded command lines
+        cmd = [sys.executable, "-m", "pytest", "-p", "conformance_plugin", "-p", "no:cacheprovider", "-q",
+               "--rootdir", os.path.dirname(path), "--conformance-done", done] + ids[k:k + 200]
+        subprocess.run(cmd, cwd=os.path.dirname(path), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=max(600, 10 * args.timeout), check=False)
+    read_cpu_log(path, work, results)
+
+
+def read_cpu_log(path, work, results):
+    log = os.path.join(work, os.path.basename(path) + ".cpu.jsonl")
+    recs, _ = _read_new(log, 0) if os.path.exists(log) else ([], 0)
+    by_twin = {cpu_twin(tid): tid for tid in results}
+    for r in recs:
+        tid = by_twin.get(r.get("id"))
+        if tid:
+            results[tid]["cpu"] = r["outcome"]
+
+
+def fails_on_cpu_too(r):
+    return r["outcome"] in ("fail", "error") and r.get("cpu") in ("fail", "error")
+
+
 def read_file_log(path, work):
     """The results a previous run left in work (--report-only): ({id: record}, info), without running anything."""
     name = os.path.basename(path)
@@ -201,6 +261,7 @@ def read_file_log(path, work):
             started = r["start"]
     if started is not None:
         info["running"] = started
+    read_cpu_log(path, work, results)
     return results, info
 
 
@@ -243,7 +304,7 @@ def summarize(per_file, infos):
     totals = collections.Counter()
     file_rows, class_rows = [], []
     groups = collections.defaultdict(list)
-    refused_fail = 0
+    refused_fail = cpu_too = 0
     for fname, results in per_file.items():
         c = collections.Counter(r["outcome"] for r in results.values())
         totals.update(c)
@@ -254,10 +315,13 @@ def summarize(per_file, infos):
             if r["outcome"] in FAILING + ("xpass",):
                 if r["outcome"] != "xpass" and is_refused_dtype_failure(r.get("msg")):
                     refused_fail += 1
-                groups[(r["outcome"], message_key(r.get("msg")))].append(tid)
+                elif fails_on_cpu_too(r):
+                    cpu_too += 1
+                outcome = r["outcome"] + (" (CPU too)" if fails_on_cpu_too(r) else "")
+                groups[(outcome, message_key(r.get("msg")))].append(tid)
         for cls, cc in sorted(by_class.items()):
             class_rows.append((fname, cls, cc))
-    return totals, file_rows, class_rows, groups, refused_fail
+    return totals, file_rows, class_rows, groups, refused_fail, cpu_too
 
 
 def _row(counter):
@@ -265,11 +329,12 @@ def _row(counter):
 
 
 def write_markdown(args, per_file, infos, seconds, out):
-    totals, file_rows, class_rows, groups, refused_fail = summarize(per_file, infos)
+    totals, file_rows, class_rows, groups, refused_fail, cpu_too = summarize(per_file, infos)
     ran = sum(totals.values())
     failing = sum(totals.get(o, 0) for o in FAILING)
     not_dtype = ran - totals.get("skip", 0) - totals.get("xfail", 0) - refused_fail
     rate = 100.0 * (failing - refused_fail) / not_dtype if not_dtype else 0.0
+    rate_tpu = 100.0 * (failing - refused_fail - cpu_too) / not_dtype if not_dtype else 0.0
     cmd = "python3 tools/conformance.py " + " ".join(args.argv)
     L = ["# PyTorch's own test suite on tpu (generated)", "",
          f"Generated by `{cmd.strip()}` on {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC "
@@ -292,7 +357,10 @@ def write_markdown(args, per_file, infos, seconds, out):
          f"- xpass (expectedFailure in PyTorch's OpInfos, passes on tpu; not counted as failing): "
          f"{totals.get('xpass', 0)}",
          f"- failure rate among tests not skipped and not about a refused dtype: **{rate:.1f}%** "
-         f"({failing - refused_fail} of {not_dtype})", ""]
+         f"({failing - refused_fail} of {not_dtype})",
+         f"- of those, failing on PyTorch's CPU backend as well (the same test's CPU instantiation, run right after; "
+         f"the test file and torch 2.13 disagree): {cpu_too}; failures that are tpu's own: **{rate_tpu:.1f}%** "
+         f"({failing - refused_fail - cpu_too} of {not_dtype})", ""]
     L += ["## Per file", "", "| file | collected | " + " | ".join(OUTCOMES) + " | not instantiated (refused dtype) |",
           "|---|---|" + "---|" * len(OUTCOMES) + "---|"]
     for fname, c, n in file_rows:
@@ -375,6 +443,8 @@ def main():
     ap.add_argument("--resume", action="store_true", help="keep the results already in --work")
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--ci", action="store_true", help="CI's subset, gated by the baseline")
+    ap.add_argument("--no-cpu-check", action="store_true",
+                    help="do not run the CPU instantiation of each failure (to tell failures that are tpu's own)")
     ap.add_argument("--baseline", default=CI_BASELINE)
     ap.add_argument("--write-baseline", action="store_true", help="record this run's passing ids as the baseline")
     ap.add_argument("--report-only", action="store_true",
@@ -403,6 +473,8 @@ def main():
                 continue
         else:
             per_file[fname], infos[fname] = run_file(args, path, args.work)
+            if not args.ci and not args.no_cpu_check:
+                check_on_cpu(args, path, args.work, per_file[fname])
         c = collections.Counter(r["outcome"] for r in per_file[fname].values())
         print(f"{fname}: " + ", ".join(f"{o} {c.get(o, 0)}" for o in OUTCOMES) +
               f" ({time.time() - t:.0f} s, {infos[fname]['children']} processes)" +
