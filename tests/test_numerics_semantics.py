@@ -455,3 +455,26 @@ def test_default_dtype_is_read_per_op():
             assert torch.zeros(2, device="tpu").dtype == dt
     finally:
         torch.set_default_dtype(old)
+
+
+def test_a_python_number_first_keeps_the_result_on_tpu():
+    """torch.div(5, t): the 5 is a wrapped CPU scalar tensor and comes first; results stay on t's device, as on
+    CUDA (PyTorch's cpu_fallback alone would return them on the CPU)."""
+    t = torch.tensor([[3, -4, 5, 2, 7]])
+    for f in (lambda x: torch.div(5, x, rounding_mode="floor"), lambda x: torch.floor_divide(5, x),
+              lambda x: torch.remainder(5, x), lambda x: torch.div(5, x)):
+        got = f(t.to("tpu"))
+        assert got.device.type == "tpu"
+        assert torch.equal(got.cpu(), f(t))
+
+
+@pytest.mark.parametrize("make", ["empty_affine", "quantize_on_tpu", "move_to_tpu"])
+def test_quantized_dtypes_are_refused_like_every_dtype_the_core_lacks(make):
+    f = {
+        "empty_affine": lambda: torch._empty_affine_quantized([5, 5], scale=2, zero_point=3, dtype=torch.quint8,
+                                                              device="tpu"),
+        "quantize_on_tpu": lambda: torch.quantize_per_tensor(torch.randn(3, device="tpu"), 0.1, 5, torch.qint8),
+        "move_to_tpu": lambda: torch.quantize_per_tensor(torch.randn(3), 0.1, 5, torch.qint32).to("tpu"),
+    }[make]
+    with pytest.raises(TypeError, match=r"tpu does not support tensors of dtype Q(UInt8|Int8|Int32)"):
+        f()

@@ -92,6 +92,7 @@ def run_file(args, path, work):
     env.setdefault("PYTORCH_TESTING_DEVICE_ONLY_FOR", "tpu")
     env.setdefault("PYTORCH_TEST_WITH_SLOW", "1")
     env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
+    env["CONFORMANCE_BYPASS_CUDA_ONLY"] = "1" if args.bypass_cuda_only else "0"
     for k in ("TORCHTPU_EAGER_MODE", "TPU_LAUNCH_BLOCKING", "TORCH_TPU_LAUNCH_BLOCKING", "TORCHTPU_CPU_FALLBACK"):
         env.pop(k, None)
     while True:
@@ -343,7 +344,8 @@ def write_markdown(args, per_file, infos, seconds, out):
          "by `make conformance` through tools/conformance_plugin.py: only the tpu is instantiated "
          "(PYTORCH_TESTING_DEVICE_ONLY_FOR=tpu), slow tests included (PYTORCH_TEST_WITH_SLOW=1), "
          "PrivateUse1TestBase.bypass_device_restrictions on for restrictions naming accelerators in general "
-         "(test_compare_cpu runs; @onlyCUDA and @onlyCPU tests skip), "
+         "(test_compare_cpu runs; @onlyCPU tests skip, and @onlyCUDA ones " +
+         ("run: --bypass-cuda-only" if args.bypass_cuda_only else "skip as PyTorch skips them off CUDA") + "), "
          f"per-test timeout {args.timeout} s, each file in child processes so a crash costs one test.", "",
          "Dtypes the device refuses at allocation (TypeError \"tpu does not support tensors of dtype ...\") are "
          "declared unsupported for tpu the way PyTorch declares a device's dtypes (OpInfo.dtypesIf[\"tpu\"], the "
@@ -443,6 +445,8 @@ def main():
     ap.add_argument("--resume", action="store_true", help="keep the results already in --work")
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--ci", action="store_true", help="CI's subset, gated by the baseline")
+    ap.add_argument("--bypass-cuda-only", action="store_true",
+                    help="run @onlyCUDA tests as well (PyTorch skips them on other devices)")
     ap.add_argument("--no-cpu-check", action="store_true",
                     help="do not run the CPU instantiation of each failure (to tell failures that are tpu's own)")
     ap.add_argument("--baseline", default=CI_BASELINE)

@@ -119,6 +119,11 @@ def _get_dtypes(cls, test):
 cdt.PrivateUse1TestBase._get_dtypes = classmethod(_get_dtypes)
 
 
+# CONFORMANCE_BYPASS_CUDA_ONLY=1 (conformance.py --bypass-cuda-only): run the @onlyCUDA tests too, to see how tpu
+# fares on them (jiterator, CUDA-vs-CPU mixing and other CUDA features fail by nature).
+BYPASS_CUDA_ONLY = os.environ.get("CONFORMANCE_BYPASS_CUDA_ONLY") == "1"
+
+
 class _AcceleratorRestrictionsBypassed:
     """PrivateUse1TestBase.bypass_device_restrictions, answered per restriction: True for an @onlyOn naming
     accelerators in general (test_compare_cpu is @onlyOn(["cuda", "xpu"]); such tests are what a new device backend
@@ -131,7 +136,8 @@ class _AcceleratorRestrictionsBypassed:
         if isinstance(restriction, cdt.onlyOn):
             types = restriction.device_type
             types = [types] if isinstance(types, str) else list(types)
-            return len([t for t in types if t != "cpu"]) >= 2
+            accelerators = [t for t in types if t != "cpu"]
+            return len(accelerators) >= 2 or (BYPASS_CUDA_ONLY and accelerators == ["cuda"])
         return True
 
 
@@ -233,7 +239,8 @@ def pytest_runtest_logreport(report):
         msg = _message(report)
         if "TestTimeout" in msg or "per-test timeout" in msg:
             outcome = "timeout"
-        elif report.when == "call" and msg.startswith("Unexpected success"):
+        elif report.when == "call" and msg.split("\n")[0].strip() in ("Unexpected success",
+                                                                       "Failed: Unexpected success"):
             outcome = "xpass"  # a unittest.expectedFailure that passed (pytest reports it as a failure)
         else:
             outcome = "fail" if report.when == "call" else "error"

@@ -696,8 +696,25 @@ static void tpu_boxed_fallback(const c10::OperatorHandle& op, torch::jit::Stack*
                                 why, ", and the CPU fallback is off (TORCHTPU_CPU_FALLBACK=0 or "
                                 "torch.tpu.cpu_fallback_mode(False))");
     count_fallback(plan.key, why);
+    // PyTorch's cpu_fallback sends new results to the first tensor argument's device, which is the CPU when that is
+    // a wrapped Python number (torch.div(5, t)): the op was dispatched here for a tpu tensor, so they come back.
+    std::optional<c10::Device> device;
+    if (plan.kind == PlanKind::Functional) {
+        const size_t first = stack->size() - plan.n_inputs;
+        for (size_t i = first; i < stack->size() && !device; i++) {
+            const c10::IValue& iv = (*stack)[i];
+            if (iv.isTensor() && iv.toTensor().defined() && iv.toTensor().device().type() == c10::DeviceType::PrivateUse1)
+                device = iv.toTensor().device();
+        }
+    }
     cpu_generators(plan, stack);
     at::native::cpu_fallback(op, stack, /*error_on_views=*/true);
+    if (!device) return;
+    const size_t n_ret = op.schema().returns().size();
+    for (size_t i = stack->size() - n_ret; i < stack->size(); i++) {
+        c10::IValue& iv = (*stack)[i];
+        if (iv.isTensor() && iv.toTensor().defined() && iv.toTensor().device().is_cpu()) iv = iv.toTensor().to(*device);
+    }
 }
 
 bool has_native(const std::string& key) { return tt_lower_find(key.c_str()) != nullptr; }

@@ -16,12 +16,9 @@
 #include "shim.h"
 
 namespace torchtpu {
-namespace {
 
-const c10::DispatchKeySet kTpuKeys(c10::DispatchKey::PrivateUse1);
-
-// Tensors of dtypes the core has no kernels for (complex, uint16/32/64, float8) cannot live on the device: a clear
-// TypeError at allocation beats a failure (or a fallback loop) later.
+// Tensors of dtypes the core has no kernels for (complex, uint16/32/64, float8, quantized) cannot live on the device:
+// a clear TypeError at allocation beats a failure (or a fallback loop) later.
 c10::ScalarType checked_dtype(std::optional<c10::ScalarType> dtype) {
     c10::ScalarType st = c10::dtype_or_default(dtype);
     tt_dtype dt;
@@ -29,6 +26,10 @@ c10::ScalarType checked_dtype(std::optional<c10::ScalarType> dtype) {
                      " (supported: float32, bfloat16, float16, float64, int64, int32, int16, int8, uint8, bool)");
     return st;
 }
+
+namespace {
+
+const c10::DispatchKeySet kTpuKeys(c10::DispatchKey::PrivateUse1);
 
 c10::DeviceIndex device_index_of(std::optional<c10::Device> device) {
     if (device && device->has_index()) return device->index();

@@ -32,6 +32,8 @@ c10::ScalarType to_torch_dtype(tt_dtype dt);
 
 // The core storage behind a tpu tensor (NULL if 0 bytes). storage_of is for a kernel that may write: a copy-on-write
 // (lazy clone) storage is materialized first. storage_for_read shares it, as PyTorch's const_data_ptr does.
+// The dtype (default: the default dtype) if the device holds it, else PyTorch's TypeError naming the refusal.
+c10::ScalarType checked_dtype(std::optional<c10::ScalarType> dtype);
 tt_rt_storage* storage_of(const at::Tensor& t);
 tt_rt_storage* storage_for_read(const at::Tensor& t);
 tt_rt_tensor view_for_write(const at::Tensor& t);  // storage + offset + sizes + strides
