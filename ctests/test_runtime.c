@@ -1370,6 +1370,41 @@ static void host_executables_scratch_is_counted_and_freed_with_the_entry(void) {
     tt_rt_shutdown();
 }
 
+static void device_activity_records_what_ran_in_both_modes(void) {
+    for (int m = 0; m < 2; m++) {
+        fake_start(1, m == 0 ? TT_EAGER_DEBUG : TT_EAGER_STRICT);
+        float a[4] = {1, 2, 3, 4}, o[4] = {0};
+        tt_rt_storage *x = new_vec(0, a, 4), *z = new_vec(0, NULL, 4); /* not recording yet: no record */
+        tt_ir_program *p = add_program(4);
+        TT_CHECK_OK(tt_rt_synchronize(-1));
+        tt_rt_activity_start();
+        int64_t t0 = tt_rt_activity_clock_ns();
+        TT_CHECK_OK(launch_add(0, p, x, x, z, 4, "aten::add.Tensor"));
+        TT_CHECK_OK(tt_rt_write(x, 0, a, sizeof a));
+        TT_CHECK_OK(launch_add(0, p, x, z, z, 4, "an op whose name is longer than the sixty-three bytes a record keeps"));
+        TT_CHECK_OK(tt_rt_synchronize(-1));
+        tt_rt_activity_stop();
+        TT_CHECK_OK(launch_add(0, p, x, x, z, 4, "after stop")); /* not recorded */
+        TT_CHECK_OK(tt_rt_read(z, 0, o, sizeof o));
+        TT_CHECK(tt_rt_activity_take(NULL, 0) == 3);
+        tt_rt_activity r[4];
+        TT_CHECK(tt_rt_activity_take(r, 1) == 1); /* oldest first; the rest stay */
+        TT_CHECK(strcmp(r[0].name, "aten::add.Tensor") == 0 && r[0].kind == TT_RT_ACTIVITY_KERNEL);
+        TT_CHECK(tt_rt_activity_take(r + 1, 4) == 2);
+        TT_CHECK(strcmp(r[1].name, "write to device") == 0 && r[1].kind == TT_RT_ACTIVITY_COPY);
+        TT_CHECK(strlen(r[2].name) == sizeof r[2].name - 1 && strncmp(r[2].name, "an op whose", 11) == 0);
+        for (int i = 0; i < 3; i++) {
+            TT_CHECK(r[i].device == 0 && r[i].start_ns >= t0 && r[i].end_ns >= r[i].start_ns);
+            if (i) TT_CHECK(r[i].start_ns >= r[i - 1].end_ns); /* one stream: in order, not overlapping */
+        }
+        TT_CHECK(tt_rt_activity_take(NULL, 0) == 0 && tt_rt_activity_dropped() == 0);
+        TT_CHECK(o[0] == 2 && o[3] == 8);
+        tt_ir_program_destroy(p);
+        tt_rt_storage_release(x), tt_rt_storage_release(z);
+        fake_stop();
+    }
+}
+
 int main(void) {
     static const tt_test_case cases[] = {
         {"strict launch returns before the work is done", strict_launch_returns_before_the_work_is_done},
@@ -1425,6 +1460,7 @@ int main(void) {
         {"cache entries come from the environment", cache_entries_come_from_the_environment},
         {"host executables' scratch is counted and freed with the entry",
          host_executables_scratch_is_counted_and_freed_with_the_entry},
+        {"device activity records what ran in both modes", device_activity_records_what_ran_in_both_modes},
         {NULL, NULL},
     };
     return tt_test_run(cases);

@@ -1,6 +1,7 @@
 """Google TorchTPU's public names on torchtpu: the table in torchtpu/tpu/_api.py against the modules (both ways),
 the submodules and their imports, the device functions, and the refusal to load next to Google's package."""
 import importlib
+import json
 import os
 import textwrap
 import threading
@@ -127,6 +128,34 @@ def test_torch_profiler_with_the_tpu_activity_records_tpu_ops():
     names = {e.name for e in prof.events()}
     assert {"aten::mm", "aten::relu", "aten::sum"} <= names, names
     assert y == pytest.approx(((x.cpu() @ x.cpu()).relu().sum()).item(), rel=1e-2)
+
+
+@pytest.mark.parametrize("mode", ["debug", "strict"])
+def test_torch_profiler_records_device_spans(mode, tmp_path):
+    """csrc/aten/profiler.cpp: a Kineto activity profiler for the device. Each program the device runs is a
+    kernel event of device tpu:N (each host write a memcpy), timed on the device's own timeline."""
+    from torch.profiler import ProfilerActivity, profile
+
+    x = torch.randn(64, 64, device="tpu")
+    torch.tpu.synchronize()
+    with torch.tpu.set_eager_mode(mode):
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
+            for _ in range(3):
+                y = torch.mm(x, x).relu()
+            y.cpu()
+    dev = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.PrivateUse1]
+    assert sorted(e.name for e in dev) == ["aten::mm"] * 3 + ["aten::relu"] * 3, [e.name for e in dev]
+    assert all(e.device_index == 0 and e.time_range.elapsed_us() > 0 for e in dev)
+    by_name = {a.key: a for a in prof.key_averages()}
+    assert by_name["aten::mm"].self_device_time_total > 0
+    trace = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(trace))
+    kernels = [e for e in json.loads(trace.read_text())["traceEvents"] if e.get("cat") == "kernel"]
+    assert len(kernels) == 6 and {e["args"]["device"] for e in kernels} == {"tpu:0"}
+    # A profile that does not ask for the device records none of its work.
+    with profile(activities=[ProfilerActivity.CPU]) as cpu_only:
+        torch.mm(x, x).cpu()
+    assert not [e for e in cpu_only.events() if e.device_type == torch.autograd.DeviceType.PrivateUse1]
 
 
 # ---- compiler options --------------------------------------------------------------------------------------------

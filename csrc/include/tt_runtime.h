@@ -234,6 +234,33 @@ typedef struct tt_rt_metrics {
 void tt_rt_metrics_get(tt_rt_metrics *out);
 void tt_rt_metrics_reset(void);
 
+/* ---- device activity (for profilers) ----
+ * While recording, every program and host-to-device write that runs on a device leaves a record when it ends: what
+ * ran, where, and when (CLOCK_REALTIME ns, the clock Kineto's traces use). In STRICT mode that is the device's own
+ * timeline (the worker), not the time the op was queued. Off by default: then it costs one atomic load per item.
+ *
+ *   tt_rt_activity_start();
+ *   ... launches ...
+ *   tt_rt_synchronize(-1); tt_rt_activity_stop();
+ *   int64_t n = tt_rt_activity_take(NULL, 0);      // how many
+ *   tt_rt_activity_take(buf, n);                  // moves them out (oldest first) */
+enum { TT_RT_ACTIVITY_KERNEL = 0, TT_RT_ACTIVITY_COPY = 1 };
+typedef struct tt_rt_activity {
+    char name[64];    /* the op as launched ("aten::mm"), truncated; "write to device" for copies */
+    int32_t device;
+    int32_t kind;     /* TT_RT_ACTIVITY_KERNEL / TT_RT_ACTIVITY_COPY */
+    int64_t start_ns; /* CLOCK_REALTIME */
+    int64_t end_ns;
+} tt_rt_activity;
+void tt_rt_activity_start(void); /* drops old records and starts recording */
+void tt_rt_activity_stop(void);
+/* out == NULL: the number of records held. Otherwise moves up to cap of them (oldest first) into out and returns
+ * how many; records beyond cap stay. */
+int64_t tt_rt_activity_take(tt_rt_activity *out, int64_t cap);
+/* Records lost because host memory ran out while recording (since the last start). */
+int64_t tt_rt_activity_dropped(void);
+int64_t tt_rt_activity_clock_ns(void); /* the records' clock, now: CLOCK_REALTIME ns */
+
 /* Shuts down worker threads and frees the driver (tests; the extension never calls it). */
 void tt_rt_shutdown(void);
 

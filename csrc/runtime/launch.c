@@ -132,8 +132,10 @@ static tt_status launch_debug(int device, tt_rt_cache_entry *entry, const tt_rt_
     for (int32_t i = 0; i < n_args; i++) arg_to_exec(&ea[i], &args[i]);
     for (int32_t j = 0; j < n_results; j++) view_to_exec(&ea[n_args + j], &results[j]);
     tt_driver *drv = tt_rt_g.driver;
+    int64_t t0 = tt_rt_activity_on() ? tt_rt_activity_clock_ns() : 0;
     tt_status st = drv->iface.execute(drv->ctx, device, tt_rt_cache_entry_exe(entry), ea, n_args, ea + n_args,
                                       n_results);
+    if (t0) tt_rt_activity_note(op, device, TT_RT_ACTIVITY_KERNEL, t0);
     if (ea != stack) free(ea);
     tt_rt_cache_entry_release(entry);
     return st == TT_OK ? TT_OK : prefixed(st, op);
@@ -283,7 +285,10 @@ tt_status tt_rt_write(tt_rt_storage *dst, size_t offset, const void *src, size_t
     if (tt_rt_mode_now() == TT_EAGER_DEBUG) {
         tt_rt_stream_wait_idle(&tt_rt_g.streams[dst->device]); /* after queued work, as a DEBUG launch */
         tt_driver *drv = tt_rt_g.driver;
-        return drv->iface.write(drv->ctx, dst->buffer, offset, src, nbytes);
+        int64_t t0 = tt_rt_activity_on() ? tt_rt_activity_clock_ns() : 0;
+        st = drv->iface.write(drv->ctx, dst->buffer, offset, src, nbytes);
+        if (t0) tt_rt_activity_note("write to device", dst->device, TT_RT_ACTIVITY_COPY, t0);
+        return st;
     }
     /* STRICT: the caller may reuse its bytes at once, so the item carries a private copy (in the slot when
      * small: scalars and small tensors need no heap). */

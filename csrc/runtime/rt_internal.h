@@ -110,6 +110,9 @@ void tt_rt_stream_wait_until(tt_rt_stream *s, uint64_t target);
 tt_status tt_rt_stream_take_error(tt_rt_stream *s, char *msg, size_t msg_size);
 /* Runs one item (on whichever thread); on failure the message is "<op>: <driver message>" in msg. */
 tt_status tt_rt_work_run(const tt_rt_work *w, char *msg, size_t msg_size);
+/* activity.c: is a profiler recording; one record for an item that ran (started at start_ns). */
+bool tt_rt_activity_on(void);
+void tt_rt_activity_note(const char *name, int device, int kind, int64_t start_ns);
 void tt_rt_work_clear(tt_rt_work *w); /* releases everything the item holds and frees its heap block */
 
 /* ---- global state (runtime.c) ---- */

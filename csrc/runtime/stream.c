@@ -90,6 +90,7 @@ void tt_rt_work_clear(tt_rt_work *w) {
 tt_status tt_rt_work_run(const tt_rt_work *w, char *msg, size_t msg_size) {
     tt_driver *drv = tt_rt_g.driver;
     tt_status st;
+    int64_t t0 = tt_rt_activity_on() ? tt_rt_activity_clock_ns() : 0;
     if (w->kind == TT_RT_WORK_LAUNCH)
         st = drv->iface.execute(drv->ctx, w->device, tt_rt_cache_entry_exe(w->entry), w->args, w->n_args,
                                 w->results, w->n_results);
@@ -97,6 +98,9 @@ tt_status tt_rt_work_run(const tt_rt_work *w, char *msg, size_t msg_size) {
         st = drv->iface.write(drv->ctx, w->storages[0]->buffer, w->offset, w->data, w->nbytes);
     else
         return TT_OK;
+    if (t0)
+        tt_rt_activity_note(w->op_name, w->device,
+                            w->kind == TT_RT_WORK_LAUNCH ? TT_RT_ACTIVITY_KERNEL : TT_RT_ACTIVITY_COPY, t0);
     if (st != TT_OK) snprintf(msg, msg_size, "%s: %s", w->op_name, tt_last_error());
     return st;
 }

@@ -1,12 +1,12 @@
 """torch.tpu.profiler: Google TorchTPU's profiler config, for torch.profiler.
 
-What a profile of tpu work holds today: torch.profiler accepts `ProfilerActivity.PrivateUse1` (it prints as
-`ProfilerActivity.TPU` once torchtpu has named the device) and records every tpu op's span on the host, by its
-ATen name (aten::mm, aten::relu, ...; shapes with record_shapes=True). In debug mode a launch is synchronous, so an
-op's span contains its execution on the device; in strict mode the span is the time to queue the op, and the
-device's time lands in the span of the sync point that waited for it (aten::_local_scalar_dense, aten::copy_, ...).
-There are no device-side spans yet: torch 2.13 lets a backend register a Kineto activity profiler
-(torch::profiler::impl::PrivateUse1ProfilerRegistry, a libkineto::IActivityProfiler) and torchtpu registers none.
+What a profile of tpu work holds: with `ProfilerActivity.PrivateUse1` (it prints as `ProfilerActivity.TPU` once
+torchtpu has named the device), every tpu op's span on the host by its ATen name (aten::mm, aten::relu, ...; shapes
+with record_shapes=True), and the device's own work: each program the device runs is a kernel event of device
+tpu:N, each host-to-device write a memcpy event, timed on the device's timeline (in strict mode, when the worker ran
+it, not when it was queued). They are `prof.events()` with device_type PrivateUse1, fill key_averages()' "Self TPU"
+columns, and show in exported Chrome traces (csrc/aten/profiler.cpp: a Kineto activity profiler registered through
+torch's PrivateUse1ProfilerRegistry). Device events are not yet linked to the host op that queued them.
 
     from torch.profiler import profile, ProfilerActivity
     from torch.tpu.profiler import TpuProfilerConfig
