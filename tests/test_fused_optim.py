@@ -68,6 +68,40 @@ def test_fused_sgd_matches_cpu(kwargs):
     _assert_runs_match(got, _run(torch.optim.SGD, kwargs, "cpu", fused=False))
 
 
+ADAGRAD_CASES = [dict(lr=0.05), dict(lr=0.05, lr_decay=0.1, weight_decay=0.1),
+                 dict(lr=0.05, lr_decay=0.01, maximize=True, initial_accumulator_value=0.2, eps=1e-6)]
+
+
+@pytest.mark.parametrize("kwargs", ADAGRAD_CASES, ids=str)
+def test_fused_adagrad_matches_cpu(kwargs):
+    with torch.tpu.cpu_fallback_mode(False):
+        got = _run(torch.optim.Adagrad, kwargs, "tpu", fused=True)
+    _assert_runs_match(got, _run(torch.optim.Adagrad, kwargs, "cpu", fused=False))
+    _assert_runs_match(got, _run(torch.optim.Adagrad, kwargs, "cpu", fused=True))  # and CPU's own fused kernel
+
+
+@pytest.mark.parametrize("scale,found_inf", [(None, None), (8.0, 0.0), (8.0, 1.0)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_fused_adagrad_op_matches_cpu_kernel(dtype, scale, found_inf):
+    gen = torch.Generator().manual_seed(1)
+    cpu = {"params": [torch.randn(s, generator=gen).to(dtype) for s in _shapes()]}
+    cpu["grads"] = [torch.randn(p.shape, generator=gen).to(dtype) for p in cpu["params"]]
+    cpu["state_sums"] = [torch.rand(p.shape, generator=gen).to(dtype) for p in cpu["params"]]
+    cpu["state_steps"] = [torch.tensor(float(k + 2)) for k in range(len(cpu["params"]))]
+    dev = {k: [t.to("tpu") for t in v] for k, v in cpu.items()}
+    kw = dict(lr=0.03, lr_decay=0.05, weight_decay=0.02, eps=1e-8, maximize=False)
+    extra = lambda d: dict(grad_scale=None if scale is None else torch.tensor(scale, device=d),
+                           found_inf=None if found_inf is None else torch.tensor(found_inf, device=d))
+    torch.ops.aten._fused_adagrad_(*cpu.values(), **kw, **extra("cpu"))
+    with torch.tpu.cpu_fallback_mode(False):
+        torch.ops.aten._fused_adagrad_(*dev.values(), **kw, **extra("tpu"))
+    tol = dict(rtol=1.6e-2, atol=1e-5) if dtype == torch.bfloat16 else dict(rtol=1e-5, atol=1e-6)
+    for k in ("params", "grads", "state_sums"):
+        for g, w in zip(dev[k], cpu[k]):
+            assert g.dtype == w.dtype
+            torch.testing.assert_close(g.cpu(), w, **tol, msg=lambda m: f"{k}: {m}")
+
+
 @pytest.mark.parametrize("opt_cls", [torch.optim.Adam, torch.optim.AdamW, torch.optim.SGD])
 def test_fused_tensor_lr_matches_cpu(opt_cls):
     kwargs = dict(lr=0.02, weight_decay=0.1) if opt_cls is not torch.optim.SGD else dict(lr=0.02, momentum=0.9)

@@ -1,8 +1,8 @@
-"""The fused optimizer steps (`_fused_adam_`, `_fused_adamw_`, `_fused_sgd_`, float- and Tensor-lr overloads) on the
-device, as compositions of native device ops. Without them `torch.optim.*(fused=True)` and Hugging Face Trainer's
+"""The fused optimizer steps (`_fused_adam_`, `_fused_adamw_`, `_fused_sgd_`, `_fused_adagrad_`, float- and Tensor-lr
+overloads) on the device, as compositions of native device ops. Without them `torch.optim.*(fused=True)` and Hugging Face Trainer's
 default `adamw_torch_fused` run on the CPU through the fallback, copying every parameter both ways each step.
 
-Arithmetic follows PyTorch's CPU kernels (aten/src/ATen/native/cpu/Fused{Adam,SGD}Kernel.cpp): grads are divided by
+Arithmetic follows PyTorch's CPU kernels (aten/src/ATen/native/cpu/Fused{Adam,SGD,Adagrad}Kernel.cpp): grads are divided by
 `grad_scale` and the unscaled grads stored back; `maximize` negates the grad used, not the stored one; Adam adds
 `weight_decay * param` to the grad, AdamW scales the param by `1 - lr * weight_decay`; reduced-precision tensors are
 computed in float32 (the stored grads, moments and buffers are rounded, the math goes on with the float32 values).
@@ -128,10 +128,37 @@ def _fused_sgd(params, grads, momentum_buffer_list, *, weight_decay, momentum, l
         _store(param, p - g * lr, skip)
 
 
+def _fused_adagrad(params, grads, state_sums, state_steps, *, lr, lr_decay, weight_decay, eps, maximize,
+                   grad_scale=None, found_inf=None):
+    n = len(params)
+    _check_lists("_fused_adagrad_", n, grads=grads, state_sums=state_sums, state_steps=state_steps)
+    lr = _host_lr(lr)
+    skip = _skip_mask(found_inf)
+    for i in range(n):
+        param = params[i]
+        dt = _opmath(param)
+        # The CPU kernel rounds its float constants to a reduced-precision param's dtype before the float32 math.
+        low = dt != param.dtype
+        rnd = (lambda v: torch.tensor(v, dtype=param.dtype).item()) if low else (lambda v: v)
+        g = _unscaled_grad(grads[i], grad_scale, skip, dt)
+        if maximize:
+            g = -g
+        p = param.to(dt)
+        if weight_decay != 0:
+            g = g + p * rnd(weight_decay)
+        s = state_sums[i].to(dt) + g * g
+        _store(state_sums[i], s, skip)
+        # clr = lr / (1 + (step - 1) * lr_decay) in float64, from the step tensor where it lives (no host sync)
+        clr = lr / (1.0 + (state_steps[i].to(torch.float64) - 1.0) * lr_decay)
+        clr = (clr.to(param.dtype) if low else clr).to(dt)
+        _store(param, p - clr * g / (s.sqrt() + rnd(eps)), skip)
+
+
 def register():
     global _lib
     _lib = torch.library.Library("aten", "IMPL")
-    for name, fn in (("_fused_adam_", _fused_adam), ("_fused_adamw_", _fused_adamw), ("_fused_sgd_", _fused_sgd)):
+    for name, fn in (("_fused_adam_", _fused_adam), ("_fused_adamw_", _fused_adamw), ("_fused_sgd_", _fused_sgd),
+                     ("_fused_adagrad_", _fused_adagrad)):
         _lib.impl(name, fn, "PrivateUse1")
         _lib.impl(name + ".tensor_lr", fn, "PrivateUse1")
     register_amp()
