@@ -63,6 +63,43 @@ enum class ArgKind {
 };
 enum class PlanKind { Functional, Inplace, Out };
 
+// The ops whose CPU kernels give results the memory format their inputs suggest (a channels_last input gives a
+// channels_last result): convolutions, norms, pooling, upsampling, padding, cat. from[k]: the Tensor arguments (bit
+// i = the i-th Tensor argument of the schema) whose suggested format result k takes, the first channels_last one
+// winning (a convolution's input or weight); 0 leaves result k row-major. list_all: a TensorList argument decides,
+// when every tensor in it suggests the same format (cat). only_4d: 5-d results stay row-major (CPU's conv3d).
+struct FormatRule {
+    const char* op;
+    uint8_t from[3];
+    bool list_all;
+    bool only_4d;
+};
+static const FormatRule kFormatRules[] = {
+    {"aten::convolution", {0b011}, false, true},
+    {"aten::convolution_backward", {0b110, 0b100}, false, true},  // grad_input: input or weight; grad_weight: weight
+    {"aten::native_batch_norm", {0b1}, false, false},
+    {"aten::_native_batch_norm_legit", {0b1}, false, false},
+    {"aten::_native_batch_norm_legit_no_training", {0b1}, false, false},
+    {"aten::native_batch_norm_backward", {0b10}, false, false},
+    {"aten::native_group_norm", {0b1}, false, false},
+    {"aten::native_group_norm_backward", {0b10}, false, false},
+    {"aten::max_pool2d_with_indices", {0b1, 0b1}, false, false},
+    {"aten::max_pool2d_with_indices_backward", {0b10}, false, false},
+    {"aten::max_pool3d_with_indices", {0b1, 0b1}, false, false},
+    {"aten::avg_pool2d", {0b1}, false, false},
+    {"aten::avg_pool2d_backward", {0b10}, false, false},
+    {"aten::_adaptive_avg_pool2d", {0b1}, false, false},
+    {"aten::_adaptive_avg_pool2d_backward", {0b10}, false, false},
+    {"aten::adaptive_max_pool2d", {0b1, 0b1}, false, false},
+    {"aten::adaptive_max_pool2d_backward", {0b10}, false, false},
+    {"aten::upsample_nearest2d", {0b1}, false, false},
+    {"aten::_upsample_nearest_exact2d", {0b1}, false, false},
+    {"aten::upsample_bilinear2d", {0b1}, false, false},
+    {"aten::upsample_bicubic2d", {0b1}, false, false},
+    {"aten::constant_pad_nd", {0b1}, false, false},
+    {"aten::cat", {0b1}, true, false},
+};
+
 struct Plan {
     tt_lower_fn fn = nullptr;
     std::string key;     // "aten::add_.Tensor" (the op as called)
@@ -78,6 +115,7 @@ struct Plan {
     // for its writes and its output layout rule apply.
     bool pointwise = false;
     bool overlap_exempt = false;  // fill_/zero_: CPU's fill skips the overlap check (every element gets one value)
+    const FormatRule* format = nullptr;  // results follow the inputs' memory format (kFormatRules)
 };
 
 static ArgKind arg_kind_of(const c10::TypePtr& type0) {
@@ -176,6 +214,8 @@ static Plan make_plan(const c10::OperatorHandle& op) {
     const std::string& ovl = schema.overload_name();
     plan.pointwise = op.hasTag(at::Tag::pointwise);
     plan.overlap_exempt = name == "aten::fill_" || name == "aten::zero_";
+    for (const FormatRule& r : kFormatRules)
+        if (name == r.op) plan.format = &r;
     if (written.empty()) {
         plan.kind = PlanKind::Functional;
         plan.n_inputs = args.size();
@@ -551,6 +591,39 @@ static c10::SmallVector<int64_t, 6> pointwise_strides(const OpBuild& ob, at::Int
     return c10::SmallVector<int64_t, 6>(o.strides().begin(), o.strides().end());
 }
 
+// The memory format result k takes under plan.format (Contiguous: row-major).
+static c10::MemoryFormat result_format(const Plan& plan, size_t k, size_t rank, const torch::jit::Stack& stack,
+                                       size_t first) {
+    const FormatRule& r = *plan.format;
+    auto fits = [&](c10::MemoryFormat f) {
+        return (f == c10::MemoryFormat::ChannelsLast && rank == 4) ||
+               (f == c10::MemoryFormat::ChannelsLast3d && rank == 5 && !r.only_4d);
+    };
+    if (k >= 3 || !r.from[k]) return c10::MemoryFormat::Contiguous;
+    int ordinal = 0;
+    for (size_t i = 0; i < plan.n_inputs; i++) {
+        const c10::IValue& iv = stack[first + i];
+        if (r.list_all && plan.kinds[i] == ArgKind::TensorList) {
+            c10::MemoryFormat f = c10::MemoryFormat::Contiguous;
+            bool same = true, any = false;
+            for (const at::Tensor& t : iv.toTensorList()) {
+                c10::MemoryFormat g = t.suggest_memory_format();
+                same = same && (!any || g == f);
+                f = g;
+                any = true;
+            }
+            return any && same && fits(f) ? f : c10::MemoryFormat::Contiguous;
+        }
+        if (plan.kinds[i] != ArgKind::Tensor) continue;
+        if ((r.from[k] >> ordinal++) & 1) {
+            if (!iv.isTensor() || !iv.toTensor().defined()) continue;
+            c10::MemoryFormat f = iv.toTensor().suggest_memory_format();
+            if (fits(f)) return f;
+        }
+    }
+    return c10::MemoryFormat::Contiguous;
+}
+
 // Runs the op natively; false means "not handled here" (fall back) and *declined says why. The stack is untouched
 // then, except that index lists may have been rewritten by prepare_index_lists into an equivalent form.
 static bool run_native(const Plan& plan, torch::jit::Stack* stack, std::string* declined) {
@@ -587,10 +660,22 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack, std::string* 
     if (plan.kind == PlanKind::Functional) {
         c10::SmallVector<int64_t, 6> strides;
         bool strides_known = !plan.pointwise;
-        for (auto v : outs) {
+        for (size_t k = 0; k < outs.size(); k++) {
+            tt_ir_value v = outs[k];
             if (v == TT_IR_NONE) continue;
             const tt_ir_type* ty = tt_ir_type_of(b, v);
             at::IntArrayRef sizes(ty->dims, ty->rank);
+            if (plan.format) {
+                c10::MemoryFormat f = result_format(plan, k, sizes.size(), *stack, first);
+                if (f != c10::MemoryFormat::Contiguous) {
+                    results.push_back(at::empty(sizes, at::TensorOptions()
+                                                           .dtype(to_torch_dtype(ty->dtype))
+                                                           .device(c10::DeviceType::PrivateUse1, ob.device)
+                                                           .memory_format(f)));
+                    tt_ir_builder_add_output(b, v);
+                    continue;
+                }
+            }
             if (!strides_known) {
                 strides = pointwise_strides(ob, sizes);
                 strides_known = true;
