@@ -478,3 +478,30 @@ def test_quantized_dtypes_are_refused_like_every_dtype_the_core_lacks(make):
     }[make]
     with pytest.raises(TypeError, match=r"tpu does not support tensors of dtype Q(UInt8|Int8|Int32)"):
         f()
+
+
+def test_cpu_fallback_keeps_the_layout_of_views_with_gaps():
+    """_linalg_det factors A or A^T by A.is_contiguous() and its backward decides the same way on the device
+    tensor, so a view with gaps must reach the CPU kernel as such (PyTorch's cpu_fallback would make it contiguous
+    and the gradient wrong)."""
+    a = torch.randn(5, 5, generator=torch.Generator().manual_seed(0))
+    grads = {}
+    for dev in ("cpu", "tpu"):
+        wide = a.to(dev).repeat_interleave(2, dim=-1)
+        x = wide[..., ::2].detach().requires_grad_()  # strides (10, 2)
+        d = torch.linalg.det(x)
+        (grads[dev],) = torch.autograd.grad(d, x)
+    torch.testing.assert_close(grads["tpu"].cpu(), grads["cpu"], rtol=1e-5, atol=1e-5)
+
+
+ERROR_CASES = {
+    "cat_out_is_an_input": lambda d: torch.cat([torch.randn(4, 6, device=d), z := torch.zeros(4, 6, device=d)], out=z),
+    "softshrink_negative_lambda": lambda d: F.softshrink(torch.ones(2, device=d), -0.5),
+    "max_pool2d_negative_pad": lambda d: F.max_pool2d(torch.ones(1, 4, 4, device=d), 2, padding=-1),
+    "max_pool2d_empty_channel": lambda d: F.max_pool2d(torch.ones(1, 0, 10, device=d), 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERROR_CASES))
+def test_bad_arguments_raise_cpus_error(name):
+    _assert_same_error(ERROR_CASES[name])

@@ -116,6 +116,7 @@ struct Plan {
     bool pointwise = false;
     bool overlap_exempt = false;  // fill_/zero_: CPU's fill skips the overlap check (every element gets one value)
     const FormatRule* format = nullptr;  // results follow the inputs' memory format (kFormatRules)
+    bool no_input_overlap = false;  // cat: an out= that shares any memory with an input raises (CPU's assert_no_overlap)
 };
 
 static ArgKind arg_kind_of(const c10::TypePtr& type0) {
@@ -216,6 +217,7 @@ static Plan make_plan(const c10::OperatorHandle& op) {
     plan.overlap_exempt = name == "aten::fill_" || name == "aten::zero_";
     for (const FormatRule& r : kFormatRules)
         if (name == r.op) plan.format = &r;
+    plan.no_input_overlap = name == "aten::cat";
     if (written.empty()) {
         plan.kind = PlanKind::Functional;
         plan.n_inputs = args.size();
@@ -562,6 +564,13 @@ static void check_overlap(const Plan& plan, const torch::jit::Stack& stack, size
         if (!tv.isTensor() || !tv.toTensor().defined()) continue;
         const at::Tensor& out = tv.toTensor();
         at::assert_no_internal_overlap(out);
+        if (plan.no_input_overlap) {
+            for (size_t i = 0; i < plan.n_inputs; i++) {
+                const c10::IValue& iv = stack[first + i];
+                if (iv.isTensorList())
+                    for (const at::Tensor& t : iv.toTensorList()) at::assert_no_overlap(out, t);
+            }
+        }
         if (!plan.pointwise) continue;
         for (size_t i = 0; i < plan.n_inputs; i++) {
             const c10::IValue& iv = stack[first + i];
@@ -793,6 +802,23 @@ static void tpu_boxed_fallback(const c10::OperatorHandle& op, torch::jit::Stack*
         }
     }
     cpu_generators(plan, stack);
+    // PyTorch's cpu_fallback copies a view with gaps or overlaps (t[:, ::2], an expand) to a contiguous CPU tensor;
+    // some CPU kernels choose their algorithm by the input's layout (_linalg_det factors A or A^T by
+    // A.is_contiguous(), and its backward decides the same way on the device tensor), so inputs the op only reads
+    // go over with their strides.
+    {
+        std::vector<bool> written(plan.n_inputs, false);
+        for (size_t t : plan.targets)
+            if (t < written.size()) written[t] = true;
+        const size_t first = stack->size() - plan.n_inputs - (plan.kind == PlanKind::Out ? plan.targets.size() : 0);
+        for (size_t i = 0; i < plan.n_inputs; i++) {
+            c10::IValue& iv = (*stack)[first + i];
+            if (written[i] || !iv.isTensor() || !iv.toTensor().defined()) continue;
+            const at::Tensor& t = iv.toTensor();
+            if (t.device().type() == c10::DeviceType::PrivateUse1 && !t.is_non_overlapping_and_dense())
+                iv = host_view_of(t);
+        }
+    }
     at::native::cpu_fallback(op, stack, /*error_on_views=*/true);
     if (!device) return;
     const size_t n_ret = op.schema().returns().size();

@@ -101,14 +101,21 @@ static bool beyond_device_rank(const at::Tensor& t) { return t.dim() > TT_MAX_RA
 
 // src (tpu) -> dst (cpu): bring a contiguous copy of src to the host, then let the CPU do dtype/stride work (and
 // the math bits: src's are put back on the host copy, dst's the CPU copy honours).
+// The span of storage a view covers, on the host, viewed with the same sizes and strides (and math bits).
+at::Tensor host_view(const at::Tensor& src) {
+    at::Tensor s = physical(src);
+    at::Tensor span = at::empty({s.numel() ? span_elements(s) : 0}, s.options().device(c10::kCPU));
+    if (span.numel())
+        TT_CHECK(tt_rt_read(storage_for_read(s), (size_t)s.storage_offset() * s.element_size(), span.data_ptr(),
+                            (size_t)span.numel() * s.element_size()));
+    at::Tensor host = span.as_strided(s.sizes(), s.strides(), 0);
+    return src.is_neg() ? at::_neg_view(host) : host;
+}
+
 void copy_tpu_to_cpu(const at::Tensor& src, const at::Tensor& dst) {
     at::Tensor s = physical(src);
     if (beyond_device_rank(s)) {
-        at::Tensor span = at::empty({span_elements(s)}, s.options().device(c10::kCPU));
-        TT_CHECK(tt_rt_read(storage_for_read(s), (size_t)s.storage_offset() * s.element_size(), span.data_ptr(),
-                            (size_t)span.numel() * s.element_size()));
-        at::Tensor host = span.as_strided(s.sizes(), s.strides(), 0);
-        dst.copy_(src.is_neg() ? at::_neg_view(host) : host);
+        dst.copy_(host_view(src));
         return;
     }
     if (!is_dense_row_major(s)) {
@@ -242,6 +249,8 @@ at::Tensor tpu_view_as_complex(const at::Tensor& self) {
 }
 
 }  // namespace
+
+at::Tensor host_view_of(const at::Tensor& t) { return host_view(t); }
 
 at::Tensor empty_tpu(at::IntArrayRef sizes, c10::ScalarType dtype, c10::DeviceIndex device) {
     return tpu_empty(sizes, dtype, std::nullopt, c10::Device(c10::DeviceType::PrivateUse1, device), std::nullopt,

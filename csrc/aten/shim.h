@@ -34,6 +34,9 @@ c10::ScalarType to_torch_dtype(tt_dtype dt);
 // (lazy clone) storage is materialized first. storage_for_read shares it, as PyTorch's const_data_ptr does.
 // The dtype (default: the default dtype) if the device holds it, else PyTorch's TypeError naming the refusal.
 c10::ScalarType checked_dtype(std::optional<c10::ScalarType> dtype);
+// A host copy of a tpu view with the same sizes and strides (the storage span it covers): for CPU kernels whose
+// results depend on their input's layout.
+at::Tensor host_view_of(const at::Tensor& t);
 tt_rt_storage* storage_of(const at::Tensor& t);
 tt_rt_storage* storage_for_read(const at::Tensor& t);
 tt_rt_tensor view_for_write(const at::Tensor& t);  // storage + offset + sizes + strides

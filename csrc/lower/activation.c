@@ -1,6 +1,7 @@
 /* activation.c — lowerings of activation functions and the backward ops autograd calls for them (second file
  * of the elementwise family). Float inputs only (PyTorch has no integer kernels for these, except relu,
  * hardtanh and threshold); bf16/f16 compute in f32 and convert back, as PyTorch CPU does. */
+#include <float.h>
 #include "tt_lower.h"
 
 #include <math.h>
@@ -228,6 +229,15 @@ static tt_status shrink(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *outs
 }
 static tt_status tt_lower_softshrink(LOWER_ARGS) {
     UNUSED_ARGS;
+    const tt_arg *a = &args[1];
+    double l = a->kind == TT_ARG_SCALAR && a->dtype == TT_I64 ? (double)a->i : a->f;
+    tt_dtype dt = tt_lower_dtype_of(ctx, args[0].value);
+    double hi = dt == TT_F16 ? 65504.0 : dt == TT_BF16 ? 3.38953139e38 : dt == TT_F64 ? DBL_MAX : FLT_MAX;
+    if (a->kind == TT_ARG_SCALAR && a->dtype != TT_BOOL && !(l >= 0 && l <= hi)) /* CPU's check and message */
+        return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
+                                  "lambda must be in range [0, %g] for input dtype %s, but found %g", hi,
+                                  dt == TT_F16 ? "Half" : dt == TT_BF16 ? "BFloat16" : dt == TT_F64 ? "Double" : "Float",
+                                  l);
     return shrink(ctx, args, outs, true);
 }
 static tt_status tt_lower_hardshrink(LOWER_ARGS) {

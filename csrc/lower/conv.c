@@ -441,6 +441,10 @@ static tt_status pl_parse(tt_lower_ctx *ctx, const tt_ir_type *tx, const char *o
         return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
                                   "%s: dilation must be either a single int, or a tuple of two ints", op);
     q->ceil = ceil->kind == TT_ARG_BOOL && ceil->b;
+    for (int i = 0; i < 2; i++) /* CPU's pooling_output_shape checks this first, H then W */
+        if (q->p[i] < 0)
+            return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT, "pad must be non-negative, but got pad: %lld",
+                                      (long long)q->p[i]);
     for (int i = 0; i < 2; i++) {
         if (q->k[i] <= 0)
             return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
@@ -458,6 +462,17 @@ static tt_status pl_parse(tt_lower_ctx *ctx, const tt_ir_type *tx, const char *o
                                       (long long)q->p[i], (long long)q->k[i], (long long)q->d[i]);
         q->in[i] = tx->dims[tx->rank - 2 + i];
         q->out[i] = pl_out_size(q->in[i], q->k[i], q->p[i], q->s[i], q->d[i], q->ceil);
+    }
+    const int64_t *dm = tx->dims; /* only the batch dim of a 4-D input may be 0 */
+    if (dm[tx->rank - 3] == 0 || dm[tx->rank - 2] == 0 || dm[tx->rank - 1] == 0 || (tx->rank == 3 && dm[0] == 0)) {
+        char shape[128];
+        int n = snprintf(shape, sizeof shape, "[");
+        for (int32_t i = 0; i < tx->rank && n < (int)sizeof shape; i++)
+            n += snprintf(shape + n, sizeof shape - (size_t)n, "%s%lld", i ? ", " : "", (long long)dm[i]);
+        if (n < (int)sizeof shape) snprintf(shape + n, sizeof shape - (size_t)n, "]");
+        return tt_ir_builder_fail(ctx->b, TT_STATUS_INVALID_ARGUMENT,
+                                  "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+                                  "but got:%s", shape);
     }
     int64_t c = tx->dims[tx->rank - 3];
     if (q->out[0] < 1 || q->out[1] < 1)
