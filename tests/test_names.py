@@ -236,9 +236,20 @@ def test_rng_state_round_trips_and_a_bad_state_is_an_error():
     assert torch.equal(torch.rand(8, device="tpu").cpu(), a)
     torch.tpu.manual_seed_all(5)
     assert torch.equal(torch.tpu.get_rng_state(0), state)
-    for bad in (torch.zeros(3, dtype=torch.uint8), torch.zeros(16), "state"):
-        with pytest.raises(RuntimeError, match="16-byte"):
+    # errors as torch.cuda.set_rng_state gives them (the generator's own checks)
+    for bad, err, match in ((torch.zeros(3, dtype=torch.uint8), RuntimeError, "16 bytes"),
+                            (torch.zeros(16), TypeError, "ByteTensor"), ("state", TypeError, "ByteTensor")):
+        with pytest.raises(err, match=match):
             torch.tpu.set_rng_state(bad)
+    # no torch function runs: a TorchFunctionMode (PyTorch's TorchRefsMode in freeze_rng_state) sees nothing
+    from torch.overrides import TorchFunctionMode
+
+    class Refuse(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            raise AssertionError(f"{func} ran")
+
+    with Refuse():
+        torch.tpu.set_rng_state(torch.tpu.get_rng_state())
 
 
 def test_device_and_device_of_switch_the_current_device():

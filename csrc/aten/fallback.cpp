@@ -723,8 +723,15 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack, std::string* 
                         " can't be cast to the desired output type ", target.scalar_type());
             at::IntArrayRef rs(ty->dims, ty->rank);
             if (target.sizes() != rs) {
-                TORCH_CHECK(plan.kind == PlanKind::Out, "output with shape ", target.sizes(),
-                            " doesn't match the broadcast shape ", shape_str(ty->dims, ty->rank));
+                // TensorIterator never resizes an operand it also reads (an in-place op, or out= one of the inputs:
+                // ldexp_ is mul_out(self, self, ...))
+                bool read_too = plan.kind != PlanKind::Out;
+                for (size_t i = 0; plan.pointwise && i < plan.n_inputs && !read_too; i++) {
+                    const c10::IValue& iv = (*stack)[first + i];
+                    read_too = iv.isTensor() && iv.toTensor().defined() && iv.toTensor().is_same(target);
+                }
+                TORCH_CHECK(!read_too, "output with shape ", target.sizes(), " doesn't match the broadcast shape ",
+                            shape_str(ty->dims, ty->rank));
                 if (target.numel() != 0)
                     TORCH_WARN("An output with one or more elements was resized since it had shape ", target.sizes(),
                                ", which does not match the required output shape ", rs,

@@ -194,8 +194,10 @@ static tt_status tt_lower_native_layer_norm(tt_lower_ctx *ctx, const tt_arg *arg
     outs[0] = tt_ir_convert(ctx->b, y, t.dtype);
     int64_t sdims[TT_MAX_RANK];
     for (int32_t i = 0; i < t.rank; i++) sdims[i] = i < axis ? t.dims[i] : 1;
-    outs[1] = tt_ir_reshape(ctx->b, tt_ir_convert(ctx->b, mean, sdt), t.rank, sdims);
-    outs[2] = tt_ir_reshape(ctx->b, tt_ir_convert(ctx->b, rstd, sdt), t.rank, sdims);
+    /* mean and rstd in the accumulation dtype (float32 for bf16/f16 input), as CUDA returns them (PyTorch's
+     * reference implementation expects that of every device but the CPU) */
+    outs[1] = tt_ir_reshape(ctx->b, mean, t.rank, sdims);
+    outs[2] = tt_ir_reshape(ctx->b, rstd, t.rank, sdims);
     return tt_ir_builder_status(ctx->b);
 }
 

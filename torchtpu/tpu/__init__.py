@@ -157,18 +157,17 @@ def initial_seed():
     return _C.initial_seed(current_device())
 
 
+# Through the device's default generator (C++), as torch.cuda does: no torch function runs, so a TorchFunctionMode
+# (PyTorch's TorchRefsMode around freeze_rng_state) does not see these calls. The state is 16 bytes: seed, offset.
 def get_rng_state(device=None):
-    s, o = _C.get_rng_state(_index(device))
-    return torch.tensor(list(s.to_bytes(8, "little") + o.to_bytes(8, "little")), dtype=torch.uint8)
+    return _default_generator(_index(device)).get_state()
 
 
 def set_rng_state(new_state, device=None):
-    if not isinstance(new_state, torch.Tensor) or new_state.dtype != torch.uint8 or new_state.numel() != 16:
-        raise RuntimeError("set_rng_state expects the 16-byte torch.uint8 tensor that get_rng_state returns, got "
-                           f"{new_state.dtype if isinstance(new_state, torch.Tensor) else type(new_state).__name__}"
-                           f"{list(new_state.shape) if isinstance(new_state, torch.Tensor) else ''}")
-    b = bytes(new_state.cpu().tolist())
-    _C.set_rng_state(_index(device), int.from_bytes(b[:8], "little"), int.from_bytes(b[8:16], "little"))
+    if not isinstance(new_state, torch.Tensor):
+        raise TypeError("set_rng_state expects the torch.ByteTensor get_rng_state returns, got "
+                        f"{type(new_state).__name__}")
+    _default_generator(_index(device)).set_state(new_state)
 
 
 def get_rng_state_all():
@@ -197,13 +196,21 @@ class _TpuModule(types.ModuleType):
     @property
     def default_generators(self):
         """One torch.Generator per device (a tuple): the device's default generator, as torch.cuda's."""
-        global _default_generators
-        if _default_generators is None:
-            _default_generators = _C.default_generators()
-        return _default_generators
+        return _generators()
 
 
 _default_generators = None
+
+
+def _generators():
+    global _default_generators
+    if _default_generators is None:
+        _default_generators = _C.default_generators()
+    return _default_generators
+
+
+def _default_generator(index):
+    return _generators()[index]
 
 
 sys.modules[__name__].__class__ = _TpuModule
