@@ -499,7 +499,19 @@ ERROR_CASES = {
     "softshrink_negative_lambda": lambda d: F.softshrink(torch.ones(2, device=d), -0.5),
     "max_pool2d_negative_pad": lambda d: F.max_pool2d(torch.ones(1, 4, 4, device=d), 2, padding=-1),
     "max_pool2d_empty_channel": lambda d: F.max_pool2d(torch.ones(1, 0, 10, device=d), 1),
+    "ldexp_would_resize_self": lambda d: torch.randn(0, 1, 3, device=d).ldexp_(torch.randn(2, 3, device=d)),
+    "mul_out_is_an_input_of_another_shape": lambda d: torch.mul(a := torch.randn(0, 1, 3, device=d),
+                                                                torch.randn(2, 3, device=d), out=a),
 }
+
+
+def test_layer_norm_statistics_are_in_the_accumulation_dtype_as_on_cuda():
+    for dt, acc in ((torch.bfloat16, torch.float32), (torch.float16, torch.float32), (torch.float64, torch.float64)):
+        x = torch.randn(4, 6, dtype=dt, device="tpu")
+        out, mean, rstd = torch.native_layer_norm(x, (6,), None, None, 1e-5)
+        assert (out.dtype, mean.dtype, rstd.dtype) == (dt, acc, acc)
+        want = torch.native_layer_norm(x.cpu().to(acc), (6,), None, None, 1e-5)
+        torch.testing.assert_close(mean.cpu(), want[1]), torch.testing.assert_close(rstd.cpu(), want[2])
 
 
 @pytest.mark.parametrize("name", sorted(ERROR_CASES))
