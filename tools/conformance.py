@@ -234,8 +234,9 @@ def read_cpu_log(path, work, results):
     log = os.path.join(work, os.path.basename(path) + ".cpu.jsonl")
     recs, _ = _read_new(log, 0) if os.path.exists(log) else ([], 0)
     by_twin = {cpu_twin(tid): tid for tid in results}
+    by_twin.pop(None, None)
     for r in recs:
-        tid = by_twin.get(r.get("id"))
+        tid = by_twin.get(r.get("id")) if "outcome" in r else None
         if tid:
             results[tid]["cpu"] = r["outcome"]
 
