@@ -220,7 +220,7 @@ def check_on_cpu(args, path, work, results):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([TOOLS, ROOT, env.get("PYTHONPATH", "")])
     env.update(CONFORMANCE_LOG=log, CONFORMANCE_TIMEOUT=str(args.timeout), PYTORCH_TESTING_DEVICE_ONLY_FOR="cpu",
-               PYTORCH_TEST_WITH_SLOW="1", TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+               PYTORCH_TEST_WITH_SLOW="1", TORCH_DEVICE_BACKEND_AUTOLOAD="0", CONFORMANCE_CPU_TWIN="1")
     ids = sorted(twins)
     for k in range(0, len(ids), 200):  # bounded command lines
         cmd = [sys.executable, "-m", "pytest", "-p", "conformance_plugin", "-p", "no:cacheprovider", "-q",

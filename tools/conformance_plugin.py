@@ -29,9 +29,15 @@ os.environ.setdefault("PYTORCH_TESTING_DEVICE_ONLY_FOR", "tpu")
 os.environ.setdefault("PYTORCH_TEST_WITH_SLOW", "1")
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 
+# CONFORMANCE_CPU_TWIN=1 (conformance.py's check of each failure on CPU): PyTorch's CPU backend alone, as PyTorch
+# runs it: torchtpu is not loaded and no dtype list is touched; only the version-skew bridge and the records remain.
+CPU_TWIN = os.environ.get("CONFORMANCE_CPU_TWIN") == "1"
+
 import pytest  # noqa: E402
 import torch  # noqa: E402
-import torchtpu  # noqa: E402,F401  (before torch.testing._internal: see 1.)
+
+if not CPU_TWIN:
+    import torchtpu  # noqa: E402,F401  (before torch.testing._internal: see 1.)
 
 import torch.testing._internal.common_device_type as cdt  # noqa: E402
 import torch.testing._internal.common_methods_invocations as cmi  # noqa: E402
@@ -67,7 +73,7 @@ def _refused_dtypes():
     return out
 
 
-REFUSED = _refused_dtypes()
+REFUSED = {} if CPU_TWIN else _refused_dtypes()
 NOT_INSTANTIATED = {}  # str(dtype) -> number of (@dtypes test, dtype) pairs not instantiated: the device refuses it
 OPINFO_RESTRICTED = {}  # str(dtype) -> number of OpInfos whose tpu dtypes lost it
 
@@ -103,7 +109,8 @@ def _restrict_opinfos():
                 op.backward_dtypes = {d for d in op.backward_dtypes if d not in REFUSED}
 
 
-_restrict_opinfos()
+if not CPU_TWIN:
+    _restrict_opinfos()
 _orig_get_dtypes = cdt.PrivateUse1TestBase._get_dtypes.__func__
 
 
@@ -116,7 +123,8 @@ def _get_dtypes(cls, test):
     return kept
 
 
-cdt.PrivateUse1TestBase._get_dtypes = classmethod(_get_dtypes)
+if not CPU_TWIN:
+    cdt.PrivateUse1TestBase._get_dtypes = classmethod(_get_dtypes)
 
 
 # CONFORMANCE_BYPASS_CUDA_ONLY=1 (conformance.py --bypass-cuda-only): run the @onlyCUDA tests too, to see how tpu
@@ -141,7 +149,8 @@ class _AcceleratorRestrictionsBypassed:
         return True
 
 
-cdt.PrivateUse1TestBase.bypass_device_restrictions = _AcceleratorRestrictionsBypassed()
+if not CPU_TWIN:
+    cdt.PrivateUse1TestBase.bypass_device_restrictions = _AcceleratorRestrictionsBypassed()
 
 
 # ---- 4. per-test records and timeout ------------------------------------------------------------------------------
