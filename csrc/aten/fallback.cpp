@@ -281,6 +281,21 @@ static const Plan& plan_for(const c10::OperatorHandle& op) {
 
 // ---- building one op ---------------------------------------------------------------------------------------------
 // user: the op's generator= (a tpu GeneratorImpl), or null for the device's default generator.
+// The op's arguments on the stack: its inputs, then (out=) its out tensors.
+static size_t n_args_of(const Plan& plan) {
+    return plan.n_inputs + (plan.kind == PlanKind::Out ? plan.targets.size() : 0);
+}
+
+// The device of the first tpu tensor among the op's inputs, -1 if none.
+static int first_tpu_device(const Plan& plan, const torch::jit::Stack& stack, size_t first) {
+    for (size_t i = 0; i < plan.n_inputs; i++) {
+        const c10::IValue& t = stack[first + i];
+        if (t.isTensor() && t.toTensor().defined() && t.toTensor().device().type() == c10::DeviceType::PrivateUse1)
+            return t.toTensor().device().index();
+    }
+    return -1;
+}
+
 static void rng_reserve(void* user, int device, uint64_t count, uint64_t* seed, uint64_t* offset) {
     rng_reserve_on(static_cast<c10::GeneratorImpl*>(user), device, count, seed, offset);
 }
@@ -636,7 +651,7 @@ static c10::MemoryFormat result_format(const Plan& plan, size_t k, size_t rank, 
 // Runs the op natively; false means "not handled here" (fall back) and *declined says why. The stack is untouched
 // then, except that index lists may have been rewritten by prepare_index_lists into an equivalent form.
 static bool run_native(const Plan& plan, torch::jit::Stack* stack, std::string* declined) {
-    const size_t n_args = plan.n_inputs + (plan.kind == PlanKind::Out ? plan.targets.size() : 0);
+    const size_t n_args = n_args_of(plan);
     const size_t first = stack->size() - n_args;
     if (plan.has_index_lists) prepare_index_lists(plan, stack, first);
     OpBuild ob;
@@ -698,27 +713,24 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack, std::string* 
             tt_ir_builder_add_output(b, v);
         }
     } else {
+        // An out= tensor of another dtype than the result's: PyTorch's rule depends on the op (TensorIterator's unary
+        // ops demand the same dtype, reductions cast even float to int, most ops cast when canCast allows), and the
+        // CPU kernel is that rule, so the rare case runs there (its Meta kernel is not: the Python meta of neg.out
+        // casts). Checked before any out tensor is resized.
+        for (size_t k = 0; plan.kind == PlanKind::Out && cpu_fallback_enabled() && k < plan.targets.size(); k++) {
+            tt_dtype want;
+            const at::Tensor& t = (*stack)[first + plan.targets[k]].toTensor();
+            if (to_tt_dtype(t.scalar_type(), &want) && want != tt_ir_type_of(b, outs[k])->dtype) {
+                *declined = "an out= tensor of another dtype than the result's; the CPU kernel applies PyTorch's "
+                            "casting rule for this op";
+                return false;
+            }
+        }
         for (size_t k = 0; k < plan.targets.size(); k++) {
             at::Tensor target = (*stack)[first + plan.targets[k]].toTensor();
             const tt_ir_type* ty = tt_ir_type_of(b, outs[k]);
             tt_dtype tdt;
             TORCH_CHECK(to_tt_dtype(target.scalar_type(), &tdt), "tpu does not support dtype ", target.scalar_type());
-            // An out= tensor of another dtype than the result's: PyTorch's rule depends on the op (TensorIterator's
-            // unary ops demand the same dtype, reductions cast even float to int, most ops cast when canCast
-            // allows), and the CPU kernel is that rule, so the rare case runs there. (Its Meta kernel is not: the
-            // Python meta of neg.out casts.) Nothing was written yet: a mismatch is found at k = 0 or before any
-            // resize, because the dtypes are all checked first.
-            if (k == 0 && plan.kind == PlanKind::Out && cpu_fallback_enabled()) {
-                for (size_t j = 0; j < plan.targets.size(); j++) {
-                    tt_dtype want;
-                    const at::Tensor& tj = (*stack)[first + plan.targets[j]].toTensor();
-                    if (to_tt_dtype(tj.scalar_type(), &want) && want != tt_ir_type_of(b, outs[j])->dtype) {
-                        *declined = "an out= tensor of another dtype than the result's; the CPU kernel applies "
-                                    "PyTorch's casting rule for this op";
-                        return false;
-                    }
-                }
-            }
             TORCH_CHECK(can_cast(ty->dtype, tdt), "result type ", to_torch_dtype(ty->dtype),
                         " can't be cast to the desired output type ", target.scalar_type());
             at::IntArrayRef rs(ty->dims, ty->rank);
@@ -763,19 +775,13 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack, std::string* 
 
 // A random op run on the CPU draws from the tpu generator it was given (or the tpu default), through a CPU
 // generator seeded from it, never from the CPU's default generator.
-static void cpu_generators(const Plan& plan, torch::jit::Stack* stack) {
-    const size_t first = stack->size() - plan.n_inputs - (plan.kind == PlanKind::Out ? plan.targets.size() : 0);
+static void cpu_generators(const Plan& plan, torch::jit::Stack* stack, size_t first) {
     for (size_t i = 0; i < plan.n_inputs; i++) {
         if (plan.kinds[i] != ArgKind::Generator) continue;
         c10::IValue& iv = (*stack)[first + i];
         at::Generator g = iv.isNone() ? at::Generator() : iv.toGenerator();
         if (g.defined()) check_tpu_generator(g);
-        int device = g.defined() ? g.device().index() : -1;
-        for (size_t k = 0; k < plan.n_inputs && device < 0; k++) {
-            const c10::IValue& t = (*stack)[first + k];
-            if (t.isTensor() && t.toTensor().defined() && t.toTensor().device().type() == c10::DeviceType::PrivateUse1)
-                device = t.toTensor().device().index();
-        }
+        int device = g.defined() ? g.device().index() : first_tpu_device(plan, *stack, first);
         iv = c10::IValue(cpu_generator_from(g, device < 0 ? current_device() : device));
     }
 }
@@ -783,10 +789,7 @@ static void cpu_generators(const Plan& plan, torch::jit::Stack* stack) {
 static void tpu_boxed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     ensure_init();
     const Plan& plan = plan_for(op);
-    if (!plan.targets.empty()) {
-        const size_t n_args = plan.n_inputs + (plan.kind == PlanKind::Out ? plan.targets.size() : 0);
-        check_overlap(plan, *stack, stack->size() - n_args);
-    }
+    if (!plan.targets.empty()) check_overlap(plan, *stack, stack->size() - n_args_of(plan));
     std::string declined;
     if (plan.fn && run_native(plan, stack, &declined)) return;
     // Google TorchTPU's message is "'aten::X' is not implemented for TPU"; this one contains it.
@@ -797,41 +800,29 @@ static void tpu_boxed_fallback(const c10::OperatorHandle& op, torch::jit::Stack*
                                 why, ", and the CPU fallback is off (TORCHTPU_CPU_FALLBACK=0 or "
                                 "torch.tpu.cpu_fallback_mode(False))");
     count_fallback(plan.key, why);
+    const size_t first = stack->size() - n_args_of(plan);
     // PyTorch's cpu_fallback sends new results to the first tensor argument's device, which is the CPU when that is
     // a wrapped Python number (torch.div(5, t)): the op was dispatched here for a tpu tensor, so they come back.
-    std::optional<c10::Device> device;
-    if (plan.kind == PlanKind::Functional) {
-        const size_t first = stack->size() - plan.n_inputs;
-        for (size_t i = first; i < stack->size() && !device; i++) {
-            const c10::IValue& iv = (*stack)[i];
-            if (iv.isTensor() && iv.toTensor().defined() && iv.toTensor().device().type() == c10::DeviceType::PrivateUse1)
-                device = iv.toTensor().device();
-        }
-    }
-    cpu_generators(plan, stack);
+    const int device = plan.kind == PlanKind::Functional ? first_tpu_device(plan, *stack, first) : -1;
+    cpu_generators(plan, stack, first);
     // PyTorch's cpu_fallback copies a view with gaps or overlaps (t[:, ::2], an expand) to a contiguous CPU tensor;
     // some CPU kernels choose their algorithm by the input's layout (_linalg_det factors A or A^T by
     // A.is_contiguous(), and its backward decides the same way on the device tensor), so inputs the op only reads
-    // go over with their strides.
-    {
-        std::vector<bool> written(plan.n_inputs, false);
-        for (size_t t : plan.targets)
-            if (t < written.size()) written[t] = true;
-        const size_t first = stack->size() - plan.n_inputs - (plan.kind == PlanKind::Out ? plan.targets.size() : 0);
-        for (size_t i = 0; i < plan.n_inputs; i++) {
-            c10::IValue& iv = (*stack)[first + i];
-            if (written[i] || !iv.isTensor() || !iv.toTensor().defined()) continue;
-            const at::Tensor& t = iv.toTensor();
-            if (t.device().type() == c10::DeviceType::PrivateUse1 && !t.is_non_overlapping_and_dense())
-                iv = host_view_of(t);
-        }
+    // go over with their strides. (Written inputs stay: cpu_fallback copies them back. Out args follow the inputs.)
+    for (size_t i = plan.kind == PlanKind::Inplace ? 1 : 0; i < plan.n_inputs; i++) {
+        c10::IValue& iv = (*stack)[first + i];
+        if (!iv.isTensor() || !iv.toTensor().defined()) continue;
+        const at::Tensor& t = iv.toTensor();
+        if (t.device().type() == c10::DeviceType::PrivateUse1 && !t.is_non_overlapping_and_dense())
+            iv = host_view_of(t);
     }
     at::native::cpu_fallback(op, stack, /*error_on_views=*/true);
-    if (!device) return;
+    if (device < 0) return;
     const size_t n_ret = op.schema().returns().size();
     for (size_t i = stack->size() - n_ret; i < stack->size(); i++) {
         c10::IValue& iv = (*stack)[i];
-        if (iv.isTensor() && iv.toTensor().defined() && iv.toTensor().device().is_cpu()) iv = iv.toTensor().to(*device);
+        if (iv.isTensor() && iv.toTensor().defined() && iv.toTensor().device().is_cpu())
+            iv = iv.toTensor().to(c10::Device(c10::DeviceType::PrivateUse1, (c10::DeviceIndex)device));
     }
 }
 

@@ -28,7 +28,8 @@ class TpuProfilerSession final : public libkineto::IActivityProfilerSession {
     }
 
     void stop() override {
-        tt_rt_synchronize(-1);  // queued work finishes inside the profile; an error stays for the caller's next sync
+        // No sync here (a sync takes queued errors): torch.profiler's exit calls torch.tpu.synchronize() first,
+        // which raises them.
         tt_rt_activity_stop();
         std::vector<tt_rt_activity> recs((size_t)tt_rt_activity_take(nullptr, 0));
         recs.resize((size_t)tt_rt_activity_take(recs.data(), (int64_t)recs.size()));
