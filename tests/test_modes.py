@@ -1,5 +1,5 @@
-"""Eager modes: debug (synchronous) and strict (asynchronous worker), how to switch between them (for the process
-or for one thread), what each guarantees, and the environment variables that choose one at start-up."""
+"""Eager modes: debug (synchronous) and strict (asynchronous worker; fused mode: tests/test_fused.py), how to
+switch between them (for the process or for one thread), what each guarantees, and the environment variables that choose one at start-up."""
 import threading
 
 import pytest
@@ -77,18 +77,6 @@ def test_an_unknown_mode_is_a_value_error():
         torch.tpu.set_eager_mode(3)
     with pytest.raises(ValueError):
         torchtpu.set_eager_mode(None)
-
-
-def test_fused_mode_is_not_implemented_yet_and_names_its_issue():
-    before = torch.tpu.get_eager_mode()
-    with pytest.raises(NotImplementedError, match="issue 6.*DeferAndFuse"):
-        torch.tpu.set_eager_mode(torch.tpu.EagerMode.DEFER_AND_FUSE)
-    assert torch.tpu.get_eager_mode() == before
-    with pytest.raises(NotImplementedError, match="issue 6"):
-        torch.tpu.eager_mode = torch.tpu.EagerMode.DEFER_AND_FUSE
-    with pytest.raises(NotImplementedError, match="issue 6"):
-        torchtpu.set_eager_mode("fused")
-    assert torch.tpu.get_eager_mode() == before
 
 
 @pytest.mark.parametrize("outer,inner", [("strict", "debug"), ("debug", "strict")])
@@ -372,14 +360,6 @@ def test_an_invalid_mode_in_the_environment_is_a_clear_error(python):
     assert r.returncode != 0
     assert "TORCHTPU_EAGER_MODE" in r.stderr and "turbo" in r.stderr
     assert "Traceback" in r.stderr  # a Python exception, not a crash
-
-
-@pytest.mark.parametrize("env", [{"TORCHTPU_EAGER_MODE": "fused"}, {"TORCH_TPU_DEFER_AND_FUSE": "1"}],
-                         ids=["eager_mode=fused", "defer_and_fuse"])
-def test_fused_mode_in_the_environment_says_not_implemented_and_names_its_issue(python, env):
-    r = python(MODE, env=env)
-    assert r.returncode != 0
-    assert "not implemented" in r.stderr and "issue 6" in r.stderr and next(iter(env)) in r.stderr
 
 
 def test_debug_checks_variable_is_accepted_and_index_checks_are_on_without_it(python):

@@ -72,7 +72,7 @@ _fresh = _claim_backend_name()
 from . import _C  # noqa: E402  (registers the device's C++ kernels)
 from . import tpu as _tpu_module  # noqa: E402
 from ._metrics import metrics, reset_metrics  # noqa: E402
-from ._modes import get_eager_mode, set_eager_mode, eager_mode, EagerMode  # noqa: E402
+from ._modes import get_eager_mode, set_eager_mode, eager_mode, EagerMode, flush  # noqa: E402
 
 if _fresh:
     _torch.utils.rename_privateuse1_backend(_BACKEND)

@@ -1,4 +1,5 @@
-"""Eager modes: debug (synchronous), strict (asynchronous, the default), fused (issue 6).
+"""Eager modes: debug (synchronous), strict (asynchronous, the default), fused (DeferAndFuse: ops deferred into a
+window that runs as one program at a cut).
 
 Two scopes, as in Google TorchTPU:
   - the process mode: `torch.tpu.eager_mode = m`, `torchtpu.set_eager_mode(m)`, or the environment at start
@@ -17,9 +18,6 @@ import torch
 
 from . import _C
 
-FUSED_ISSUE = 'issue 6, "The deferred runtime: DeferAndFuse eager mode"'
-
-
 class EagerMode(enum.Enum):
     """Google TorchTPU's names for the eager modes; the values are torchtpu's names."""
 
@@ -37,7 +35,8 @@ def _mode_name(mode):
 
 
 def set_eager_mode(mode):
-    """Switches the process to `mode` ("debug" | "strict" | an EagerMode); waits for queued work first.
+    """Switches the process to `mode` ("debug" | "strict" | "fused" | an EagerMode); runs deferred and queued work
+    first.
 
     The calling thread's own override (from `torch.tpu.set_eager_mode`) is dropped, so the caller runs in the mode
     it asked for; other threads' overrides stay."""
@@ -46,7 +45,7 @@ def set_eager_mode(mode):
 
 
 def get_eager_mode():
-    """The eager mode the calling thread's ops run in: "debug" or "strict"."""
+    """The eager mode the calling thread's ops run in: "debug", "strict" or "fused"."""
     return _C.get_eager_mode()
 
 
@@ -91,3 +90,14 @@ class set_thread_eager_mode:
 def current_eager_mode():
     """The calling thread's mode as an EagerMode (`torch.tpu.eager_mode`)."""
     return EagerMode(_C.get_eager_mode())
+
+
+def flush(device=None):
+    """Cuts the fused window of `device` (None: every device): its deferred ops are compiled (or found in the cache)
+    and queued as one program. Returns at once, as a strict op does; a no-op in the other modes."""
+    if device is None:
+        index = -1
+    else:
+        d = torch.device("tpu", device) if isinstance(device, int) else torch.device(device)
+        index = d.index if d.index is not None else _C.current_device()
+    _C.flush(index)

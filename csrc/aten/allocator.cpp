@@ -16,6 +16,8 @@
 
 namespace torchtpu {
 
+thread_local bool t_pending_results = false;
+
 namespace {
 // Live storages by driver address. PyTorch hands some code only a storage's bare address: at::from_blob in
 // UntypedStorage._write_file / _set_from_file (pickle, legacy torch.save), Allocator::copy_data when a
@@ -96,7 +98,8 @@ struct TpuAllocator final : public c10::DeviceAllocator {
     static at::DataPtr allocate_on(c10::DeviceIndex dev, size_t nbytes) {
         ensure_init();
         tt_rt_storage* s = nullptr;
-        tt_status st = tt_rt_storage_create(dev, nbytes, &s);
+        tt_status st = t_pending_results ? tt_rt_storage_create_pending(dev, nbytes, &s)
+                                         : tt_rt_storage_create(dev, nbytes, &s);
         if (st != TT_OK) raise_status(st, "");
         live_add(s);
         return {tt_rt_storage_address(s), s, &TpuAllocator::release, c10::Device(c10::DeviceType::PrivateUse1, dev)};

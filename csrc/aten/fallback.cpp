@@ -682,6 +682,7 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack, std::string* 
 
     Results results;
     if (plan.kind == PlanKind::Functional) {
+        PendingResults pending;
         c10::SmallVector<int64_t, 6> strides;
         bool strides_known = !plan.pointwise;
         for (size_t k = 0; k < outs.size(); k++) {

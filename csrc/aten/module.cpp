@@ -4,6 +4,8 @@
 
 #include <torch/csrc/Generator.h>
 
+#include <cstdio>
+#include <cstring>
 #include <map>
 
 #include "shim.h"
@@ -61,7 +63,42 @@ static py::dict metrics() {
     d["bytes_to_host"] = m.bytes_to_host;
     d["peak_bytes"] = m.peak_bytes;
     d["syncs"] = m.syncs;
+    py::dict cuts;
+    for (int r = 0; r < TT_RT_CUT_COUNT; r++)
+        if (m.cuts[r]) cuts[tt_rt_cut_reason_name((tt_rt_cut_reason)r)] = m.cuts[r];
+    d["cuts"] = cuts;
+    d["fused_windows"] = m.windows;
+    d["fused_window_ops"] = m.window_ops;
+    d["pending_dropped"] = m.pending_dropped;
     return d;
+}
+
+// TORCHTPU_LOG=fusion names the user's line that caused a cut: the innermost Python frame outside torch and
+// torchtpu. Called only when logging, and never with a runtime lock held (it takes the GIL).
+static const char* python_where(char* buf, size_t size) {
+    buf[0] = 0;
+#if PY_VERSION_HEX >= 0x030D0000
+    if (!Py_IsInitialized() || Py_IsFinalizing()) return nullptr;
+#else
+    if (!Py_IsInitialized() || _Py_IsFinalizing()) return nullptr;
+#endif
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyFrameObject* f = PyEval_GetFrame();
+    Py_XINCREF(f);
+    while (f) {
+        PyCodeObject* code = PyFrame_GetCode(f);
+        const char* file = PyUnicode_AsUTF8(code->co_filename);
+        bool ours = !file || std::strstr(file, "/torch/") || std::strstr(file, "/torchtpu/");
+        if (!ours) std::snprintf(buf, size, "%s:%d", file, PyFrame_GetLineNumber(f));
+        Py_DECREF(code);
+        if (!ours) break;
+        PyFrameObject* back = PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = back;
+    }
+    Py_XDECREF(f);
+    PyGILState_Release(g);
+    return buf[0] ? buf : nullptr;
 }
 
 static std::vector<std::string> lowered_ops() {
@@ -78,6 +115,7 @@ static tt_rt_eager_mode eager_mode_from_name(const std::string& mode) {
 }
 
 PYBIND11_MODULE(_C, m) {
+    tt_rt_set_where_hook(python_where);
     m.def("init", [] { ensure_init(); });
     m.def("device_count", [] { ensure_init(); return tt_rt_device_count(); });
     m.def("current_device", [] { return (int)current_device(); });
@@ -87,6 +125,11 @@ PYBIND11_MODULE(_C, m) {
         ensure_init();
         py::gil_scoped_release nogil;
         check(tt_rt_synchronize(d));
+    });
+    m.def("flush", [](int d) {
+        ensure_init();
+        py::gil_scoped_release nogil;
+        check(tt_rt_flush(d, TT_RT_CUT_FLUSH));
     });
     m.def("set_eager_mode", [](const std::string& mode) {
         ensure_init();

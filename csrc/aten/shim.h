@@ -52,6 +52,14 @@ std::pair<size_t, size_t> device_memory_info(c10::DeviceIndex d);   // (free, to
 const at::Generator& default_generator(c10::DeviceIndex d);    // d < 0: the current device
 at::Generator new_generator(c10::DeviceIndex d);              // a private generator (torch.Generator("tpu"))
 at::Tensor empty_tpu(at::IntArrayRef sizes, c10::ScalarType dtype, c10::DeviceIndex device);
+// While set, the allocator makes pending storages (tt_rt_storage_create_pending): an op's results, which in fused
+// mode get memory only if something still needs them at their window's cut. A user's torch.empty allocates.
+extern thread_local bool t_pending_results;
+struct PendingResults {
+    bool prev;
+    PendingResults() : prev(t_pending_results) { t_pending_results = true; }
+    ~PendingResults() { t_pending_results = prev; }
+};
 
 // Writes src (any tpu tensor on the same device; dtype converted, broadcast) into the view dst.
 void launch_assign(const at::Tensor& src, const at::Tensor& dst);

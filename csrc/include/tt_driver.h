@@ -78,7 +78,14 @@ typedef struct tt_driver_i {
     /* Optional (may be NULL; check struct_size): host scratch bytes the executable holds now (arenas kept for
      * later executions), so the runtime can count them in memory stats. They are freed with the executable. */
     size_t (*executable_scratch_bytes)(void *ctx, const tt_executable *exe);
+    /* Optional (may be NULL; check struct_size): TT_DRIVER_CAP_* bits. Without a bit the runtime gives the driver
+     * only whole, dense buffers (offset 0, row-major strides), every view and aliasing write an IR op. */
+    uint64_t (*capabilities)(void *ctx);
 } tt_driver_i;
+
+/* The driver reads and writes strided views of buffers in place (offsets, strides, results aliasing arguments):
+ * an optimisation the runtime uses when the bit is set. */
+#define TT_DRIVER_CAP_STRIDED_VIEWS 1u
 
 typedef struct tt_driver {
     tt_driver_i iface;

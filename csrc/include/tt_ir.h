@@ -357,6 +357,22 @@ static inline uint64_t tt_ir_rng_bits(uint64_t seed, uint64_t counter) {
 tt_status tt_ir_builder_inline(tt_ir_builder *b, const tt_ir_program *p, const tt_ir_value *param_values,
                                tt_ir_value *out_values);
 
+/* ---- strided views of a flat value (view.c) ----
+ * flat: a 1-d value of n elements (a whole storage). A view (offset, dims, strides in elements) is expressible when
+ * its strides nest (each divides the next larger one, dims fit: contiguous, sliced, stepped, transposed, selected,
+ * diagonal, expanded views); overlapping windows are not. Writes also refuse broadcast (stride-0) dims. */
+bool tt_ir_view_expressible(int64_t n, int64_t offset, int32_t rank, const int64_t *dims, const int64_t *strides,
+                            bool for_write);
+/* offset 0, row-major, n elements: the view is the whole flat value reshaped. */
+bool tt_ir_view_is_whole(int64_t n, int64_t offset, int32_t rank, const int64_t *dims, const int64_t *strides);
+/* *out = the view's elements (dims, flat's dtype), built from slice / reshape / transpose / broadcast / pad.
+ * UNSUPPORTED (nothing built) for a view that is not expressible. */
+tt_status tt_ir_view_read(tt_ir_builder *b, tt_ir_value flat, int64_t offset, int32_t rank, const int64_t *dims,
+                          const int64_t *strides, tt_ir_value *out);
+/* *out = flat with the view's elements replaced by update (dims of the view, flat's dtype). */
+tt_status tt_ir_view_write(tt_ir_builder *b, tt_ir_value flat, int64_t offset, int32_t rank, const int64_t *dims,
+                           const int64_t *strides, tt_ir_value update, tt_ir_value *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -47,6 +47,10 @@ const char *tt_rt_driver_name(void);
 typedef struct tt_rt_storage tt_rt_storage;
 /* Allocates nbytes on device (refcount 1). Over the memory limit: TT_STATUS_OUT_OF_MEMORY with the figures. */
 tt_status tt_rt_storage_create(int device, size_t nbytes, tt_rt_storage **out);
+/* A storage for an op's result: in FUSED mode (of the calling thread) it is pending, with no memory until
+ * something needs its bytes (a read, a host write, a launch that runs now, a cut that finds it still referenced);
+ * memory statistics count it from then. In the other modes the same as tt_rt_storage_create. */
+tt_status tt_rt_storage_create_pending(int device, size_t nbytes, tt_rt_storage **out);
 void tt_rt_storage_retain(tt_rt_storage *s);
 void tt_rt_storage_release(tt_rt_storage *s); /* frees at zero (after queued work that uses it); accepts NULL */
 void *tt_rt_storage_address(const tt_rt_storage *s); /* the driver's buffer address (for DataPtr); never dereference */
@@ -139,13 +143,13 @@ tt_status tt_rt_stream_poll(int device, bool *done);
  *
  * Start-up mode, from the environment (first match wins):
  *   TORCH_TPU_LAUNCH_BLOCKING=1 or TPU_LAUNCH_BLOCKING=1     -> DEBUG (overrides every other choice)
- *   TORCH_TPU_DEFER_AND_FUSE=1                               -> FUSED (TT_STATUS_UNSUPPORTED until issue 6)
+ *   TORCH_TPU_DEFER_AND_FUSE=1                               -> FUSED
  *   TORCHTPU_EAGER_MODE=debug | strict | fused               -> that mode
  *   otherwise                                                -> STRICT
  * TORCH_TPU_ENABLE_DEBUG_CHECKS is accepted and changes nothing: index and bounds checks are always on. */
 #define TT_EAGER_PROCESS (-1) /* tt_rt_set_thread_eager_mode: no override, follow the process mode */
-/* The process mode. Waits for every device's queue first (queued errors stay for the next sync). FUSED is
- * TT_STATUS_UNSUPPORTED (with a message naming the issue that builds it) for now. */
+/* The process mode. Cuts every window and waits for every device's queue first (queued errors stay for the next
+ * sync). */
 tt_status tt_rt_set_eager_mode(tt_rt_eager_mode mode);
 /* The calling thread's override (a tt_rt_eager_mode, or TT_EAGER_PROCESS to drop it). Needs no sync: the
  * ordering rule above holds per launch. Same errors as tt_rt_set_eager_mode. */
@@ -154,6 +158,34 @@ int tt_rt_get_thread_eager_mode(void);               /* the override, or TT_EAGE
 tt_rt_eager_mode tt_rt_get_eager_mode(void);         /* the mode the calling thread's launches run in */
 tt_rt_eager_mode tt_rt_get_process_eager_mode(void); /* the process mode */
 const char *tt_rt_eager_mode_name(tt_rt_eager_mode mode); /* "debug", "strict", "fused" */
+
+/* ---- the fused mode's windows ----
+ * In FUSED mode a launch is recorded into its device's window instead of running: its program is appended to the
+ * window's program, its results become pending storages (no memory until something needs their bytes), and views
+ * of storages the window holds become IR view ops. A cut turns the window into one program: its results are the
+ * storages it wrote that something still references (a tensor, a queued op); the others are never allocated. The
+ * program is compiled once per structure (the compile cache) and queued like a STRICT launch. Cuts are
+ * deterministic: the reasons below, never timing. TORCHTPU_FUSION_MAX_OPS (default 1024) caps a window's ops;
+ * TORCHTPU_LOG=fusion prints every cut (reason, ops, where) and whether its program was compiled. */
+typedef enum tt_rt_cut_reason {
+    TT_RT_CUT_READ = 0,     /* bytes read to the host (.cpu(), .item(), printing) */
+    TT_RT_CUT_SYNC,         /* torch.tpu.synchronize(), an event, a stream query */
+    TT_RT_CUT_HOST_WRITE,   /* a host write into a storage the window holds */
+    TT_RT_CUT_COPY,         /* a device-to-device copy */
+    TT_RT_CUT_OTHER_MODE,   /* a launch in another mode (another thread's override, a mode switch) */
+    TT_RT_CUT_VIEW,         /* an op the window cannot express (a view that is not a box of its storage) */
+    TT_RT_CUT_SIZE,         /* TORCHTPU_FUSION_MAX_OPS */
+    TT_RT_CUT_FLUSH,        /* torchtpu.flush() */
+    TT_RT_CUT_FALLBACK,     /* a CPU fallback or an op whose result size depends on data (named by the shim) */
+    TT_RT_CUT_EAGER,        /* one STRICT or DEBUG op over a driver without in-place views (a window per op) */
+    TT_RT_CUT_COUNT
+} tt_rt_cut_reason;
+const char *tt_rt_cut_reason_name(tt_rt_cut_reason r); /* "read", "synchronize", ... */
+/* Cuts device's window (-1: every device): its work is queued; no wait. */
+tt_status tt_rt_flush(int device, tt_rt_cut_reason reason);
+/* Where the user's code is (for TORCHTPU_LOG=fusion): the shim installs a function that names the Python
+ * file:line running now. Called only when logging. NULL: unknown. */
+void tt_rt_set_where_hook(const char *(*where)(char *buf, size_t size));
 
 /* ---- RNG (counter-based: element k of a draw uses (seed, offset + k)) ---- */
 void tt_rt_manual_seed(int device, uint64_t seed);  /* resets the offset */
@@ -230,6 +262,10 @@ typedef struct tt_rt_metrics {
     int64_t peak_bytes;               /* max over devices of peak_allocated */
     int64_t syncs;
     double compile_seconds;
+    int64_t cuts[TT_RT_CUT_COUNT];    /* fused windows cut, by reason (an empty window is not cut) */
+    int64_t windows;                  /* fused windows run */
+    int64_t window_ops;               /* ops they held */
+    int64_t pending_dropped;          /* pending storages no one referenced at their cut: never allocated */
 } tt_rt_metrics;
 void tt_rt_metrics_get(tt_rt_metrics *out);
 void tt_rt_metrics_reset(void);

@@ -88,6 +88,16 @@ static tt_status check_launch(int device, const tt_ir_program *p, const tt_rt_ar
     return TT_OK;
 }
 
+/* Buffers for every storage a launch that runs now (not recorded) touches. */
+static tt_status materialize_all(const tt_rt_arg *args, int32_t n_args, const tt_rt_tensor *results,
+                                 int32_t n_results, const char *op) {
+    tt_status st = TT_OK;
+    for (int32_t i = 0; st == TT_OK && i < n_args; i++)
+        if (args[i].kind == TT_RT_ARG_TENSOR) st = tt_rt_storage_materialize(args[i].tensor.storage);
+    for (int32_t j = 0; st == TT_OK && j < n_results; j++) st = tt_rt_storage_materialize(results[j].storage);
+    return st == TT_OK ? TT_OK : prefixed(st, op);
+}
+
 static inline void view_to_exec(tt_exec_arg *e, const tt_rt_tensor *t) {
     e->buffer = t->storage->buffer;
     e->offset = t->offset;
@@ -201,16 +211,51 @@ static tt_status launch_strict(int device, tt_rt_cache_entry *entry, const tt_rt
     return TT_OK;
 }
 
+tt_status tt_rt_launch_queued(int device, tt_ir_program *program, const tt_rt_arg *args, int32_t n_args,
+                              const tt_rt_tensor *results, int32_t n_results, const char *op) {
+    tt_status st = materialize_all(args, n_args, results, n_results, op);
+    if (st != TT_OK) return st;
+    tt_rt_cache_entry *entry = NULL;
+    if ((st = tt_rt_cache_acquire(program, op, &entry)) != TT_OK) return prefixed(st, op);
+    return launch_strict(device, entry, args, n_args, results, n_results, op);
+}
+
+/* A launch over a driver without strided views, in STRICT or DEBUG mode: the op alone as a window, cut at once
+ * (its views become IR ops); DEBUG then waits and returns the op's own error. */
+static tt_status launch_through_window(int device, tt_ir_program *program, const tt_rt_arg *args, int32_t n_args,
+                                       const tt_rt_tensor *results, int32_t n_results, const char *op, int mode) {
+    tt_status st = tt_rt_window_record(device, program, args, n_args, results, n_results, op);
+    if (st == TT_OK) st = tt_rt_window_cut(device, TT_RT_CUT_EAGER);
+    if (st != TT_OK || mode != TT_EAGER_DEBUG) return st;
+    tt_rt_stream *s = &tt_rt_g.streams[device];
+    tt_rt_stream_wait_idle(s);
+    char msg[TT_RT_MSG_SIZE];
+    st = tt_rt_stream_take_error(s, msg, sizeof msg);
+    return st == TT_OK ? TT_OK : tt_error(st, "%s", msg);
+}
+
 tt_status tt_rt_launch(int device, tt_ir_program *program, const tt_rt_arg *args, int32_t n_args,
                        const tt_rt_tensor *results, int32_t n_results, const char *op_name) {
     tt_status st = tt_rt_ensure();
     if (st != TT_OK) return st;
     const char *op = op_name ? op_name : "launch";
     if ((st = check_launch(device, program, args, n_args, results, n_results, op)) != TT_OK) return st;
-    tt_rt_cache_entry *entry = NULL;
-    if ((st = tt_rt_cache_acquire(program, op, &entry)) != TT_OK) return prefixed(st, op);
     int mode = tt_rt_mode_now();
     atomic_fetch_add_explicit(&tt_rt_g.ops[mode], 1, memory_order_relaxed);
+    if (mode == TT_EAGER_FUSED) {
+        st = tt_rt_window_record(device, program, args, n_args, results, n_results, op);
+        /* not expressible in a window: the window was cut; the op runs alone, queued behind it */
+        if (st == TT_STATUS_UNSUPPORTED && tt_rt_g.driver_strided)
+            return tt_rt_launch_queued(device, program, args, n_args, results, n_results, op);
+        return st;
+    }
+    /* ops another mode deferred run first */
+    if (tt_rt_window_busy(device) && (st = tt_rt_window_cut(device, TT_RT_CUT_OTHER_MODE)) != TT_OK) return st;
+    if (!tt_rt_g.driver_strided)
+        return launch_through_window(device, program, args, n_args, results, n_results, op, mode);
+    if ((st = materialize_all(args, n_args, results, n_results, op)) != TT_OK) return st;
+    tt_rt_cache_entry *entry = NULL;
+    if ((st = tt_rt_cache_acquire(program, op, &entry)) != TT_OK) return prefixed(st, op);
     if (mode == TT_EAGER_DEBUG) {
         /* Work another thread (or this one, before a switch) queued on the device runs first. Three atomic loads
          * when the queue is empty and healthy. */
@@ -250,7 +295,9 @@ tt_status tt_rt_synchronize(int device) {
         return tt_error(TT_STATUS_INVALID_ARGUMENT, "synchronize: tpu:%d does not exist (%d devices)", device,
                         tt_rt_g.n_devices);
     atomic_fetch_add_explicit(&tt_rt_g.syncs, 1, memory_order_relaxed);
-    return sync_devices(device);
+    tt_status cst = tt_rt_window_cut(device, TT_RT_CUT_SYNC);
+    st = sync_devices(device);
+    return cst != TT_OK ? cst : st;
 }
 
 static tt_status check_range(const tt_rt_storage *s, size_t offset, size_t nbytes, const char *what) {
@@ -267,8 +314,10 @@ tt_status tt_rt_read(tt_rt_storage *src, size_t offset, void *dst, size_t nbytes
     if ((st = check_range(src, offset, nbytes, "read from device")) != TT_OK) return st;
     if (nbytes && !dst) return tt_error(TT_STATUS_INVALID_ARGUMENT, "read from device: destination is NULL");
     atomic_fetch_add_explicit(&tt_rt_g.syncs, 1, memory_order_relaxed);
+    if (tt_rt_window_busy(src->device) && (st = tt_rt_window_cut(src->device, TT_RT_CUT_READ)) != TT_OK) return st;
     if ((st = sync_devices(src->device)) != TT_OK) return st;
     if (!nbytes) return TT_OK;
+    if ((st = tt_rt_storage_materialize(src)) != TT_OK) return st; /* never written: undefined bytes, as torch.empty */
     tt_driver *drv = tt_rt_g.driver;
     if ((st = drv->iface.read(drv->ctx, src->buffer, offset, dst, nbytes)) != TT_OK) return st;
     atomic_fetch_add_explicit(&tt_rt_g.bytes_to_host, (int64_t)nbytes, memory_order_relaxed);
@@ -281,6 +330,11 @@ tt_status tt_rt_write(tt_rt_storage *dst, size_t offset, const void *src, size_t
     if ((st = check_range(dst, offset, nbytes, "write to device")) != TT_OK) return st;
     if (!nbytes) return TT_OK;
     if (!src) return tt_error(TT_STATUS_INVALID_ARGUMENT, "write to device: source is NULL");
+    /* a window that holds the storage reads or writes it before this write */
+    if (atomic_load_explicit(&dst->wslot, memory_order_relaxed) >= 0 &&
+        (st = tt_rt_window_cut(dst->device, TT_RT_CUT_HOST_WRITE)) != TT_OK)
+        return st;
+    if ((st = tt_rt_storage_materialize(dst)) != TT_OK) return st;
     atomic_fetch_add_explicit(&tt_rt_g.bytes_to_device, (int64_t)nbytes, memory_order_relaxed);
     if (tt_rt_mode_now() == TT_EAGER_DEBUG) {
         tt_rt_stream_wait_idle(&tt_rt_g.streams[dst->device]); /* after queued work, as a DEBUG launch */
@@ -328,6 +382,10 @@ tt_status tt_rt_copy(tt_rt_storage *dst, size_t dst_offset, tt_rt_storage *src, 
     if ((st = check_range(dst, dst_offset, nbytes, "device copy (destination)")) != TT_OK) return st;
     if ((st = check_range(src, src_offset, nbytes, "device copy (source)")) != TT_OK) return st;
     atomic_fetch_add_explicit(&tt_rt_g.syncs, 1, memory_order_relaxed);
+    if ((tt_rt_window_busy(src->device) && (st = tt_rt_window_cut(src->device, TT_RT_CUT_COPY)) != TT_OK) ||
+        (tt_rt_window_busy(dst->device) && (st = tt_rt_window_cut(dst->device, TT_RT_CUT_COPY)) != TT_OK))
+        return st;
+    if ((st = tt_rt_storage_materialize(src)) != TT_OK || (st = tt_rt_storage_materialize(dst)) != TT_OK) return st;
     st = sync_devices(src->device);
     if (dst->device != src->device) {
         char msg[TT_RT_MSG_SIZE];

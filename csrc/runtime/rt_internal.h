@@ -17,11 +17,21 @@ struct tt_rt_storage {
     int device;
     size_t nbytes;       /* what the caller asked for (views are checked against it) */
     size_t capacity;     /* the buffer's size: >= nbytes when a cached buffer of the same size class was reused */
-    tt_buffer *buffer;   /* owned; at refcount zero it goes back to the device's cache (or to the driver) */
-    void *address;
+    tt_buffer *buffer;   /* owned; at refcount zero it goes back to the device's cache (or to the driver). NULL while
+                          * the storage is pending (made in fused mode, no bytes needed yet): read it only after
+                          * tt_rt_storage_materialize, or once has_buffer is seen set */
+    _Atomic bool has_buffer;
+    void *address;       /* identity for the shim (DataPtr): the buffer's address, or the record's own while pending */
+    _Atomic int32_t wslot; /* its slot in its device's window, -1 when no window holds it (under the window lock) */
     uint32_t generation; /* tt_rt_g.generation at creation */
     struct tt_rt_storage *next_free; /* link in a cache free list (refcount 0) */
 };
+
+/* Gives a pending storage its buffer (no-op once it has one). OUT_OF_MEMORY as tt_rt_storage_create. */
+tt_status tt_rt_storage_materialize(tt_rt_storage *s);
+static inline bool tt_rt_storage_has_buffer(const tt_rt_storage *s) {
+    return atomic_load_explicit(&s->has_buffer, memory_order_acquire);
+}
 
 /* ---- compile cache (cache.c) ---- */
 typedef struct tt_rt_cache_entry tt_rt_cache_entry;
@@ -115,6 +125,49 @@ bool tt_rt_activity_on(void);
 void tt_rt_activity_note(const char *name, int device, int kind, int64_t start_ns);
 void tt_rt_work_clear(tt_rt_work *w); /* releases everything the item holds and frees its heap block */
 
+/* ---- the fused mode's windows (window.c) ----
+ * One window per device: the ops recorded since its last cut, as one IR program under construction. */
+typedef struct tt_rt_wslot {
+    tt_rt_storage *s;  /* retained while in the window */
+    tt_dtype dtype;    /* the dtype the window sees it as (its first use) */
+    int64_t n;         /* elements of that dtype */
+    tt_ir_value flat;  /* its contents in the window as a [n] value, or TT_IR_NONE (read in place / not read) */
+    bool written;      /* recorded ops wrote it: a result of the window's program, if still referenced */
+} tt_rt_wslot;
+
+typedef struct tt_rt_wview {   /* a view a driver reads in place, a parameter of the window's program */
+    tt_rt_tensor view;
+    tt_ir_value value;
+} tt_rt_wview;
+
+typedef struct tt_rt_window {
+    pthread_mutex_t mu;
+    bool ready;
+    tt_ir_builder *b;
+    tt_rt_arg *args;            /* the values of the program's parameters, in order */
+    int32_t n_args, cap_args;
+    tt_rt_wslot *slots;
+    int32_t n_slots, cap_slots;
+    tt_rt_wview *views;
+    int32_t n_views, cap_views;
+    _Atomic int32_t n_ops;      /* ops recorded since the last cut (read without the lock: is there work?) */
+    char first_op[48];
+} tt_rt_window;
+
+tt_status tt_rt_window_init(tt_rt_window *w);
+void tt_rt_window_fini(tt_rt_window *w); /* drops what it holds (shutdown; no cut) */
+/* Records one launch into device's window (FUSED mode). TT_STATUS_UNSUPPORTED without recording anything: the
+ * op cannot be expressed in the window (a view that is not a box, a storage seen as two dtypes); the window is
+ * cut then and the caller runs the op on its own. */
+tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *args, int32_t n_args,
+                              const tt_rt_tensor *results, int32_t n_results, const char *op);
+/* Cuts device's window (-1: every device) if it holds ops: its program is compiled (or found) and queued. */
+tt_status tt_rt_window_cut(int device, tt_rt_cut_reason reason);
+static inline bool tt_rt_window_busy(int device);
+/* Queues a launch on the device's stream (the STRICT path; used by the window's cut). */
+tt_status tt_rt_launch_queued(int device, tt_ir_program *program, const tt_rt_arg *args, int32_t n_args,
+                              const tt_rt_tensor *results, int32_t n_results, const char *op);
+
 /* ---- global state (runtime.c) ---- */
 /* Size classes of the caching allocator: 4 per power of two (so a reused buffer wastes under half of the
  * request), sizes below 16 bytes in 4-byte steps. 4 + 60 * 4 classes cover every size_t. */
@@ -142,7 +195,13 @@ typedef struct tt_rt_state {
     _Atomic uint32_t generation; /* bumped by each shutdown */
     tt_rt_stream streams[TT_RT_MAX_DEVICES];
     tt_rt_device_mem mem[TT_RT_MAX_DEVICES];
+    tt_rt_window windows[TT_RT_MAX_DEVICES];
+    int32_t window_max_ops;     /* TORCHTPU_FUSION_MAX_OPS: a window holding this many ops is cut */
+    bool log_fusion;            /* TORCHTPU_LOG=fusion */
+    bool driver_strided;        /* the driver reads strided views in place (TT_DRIVER_CAP_STRIDED_VIEWS) */
     /* metrics */
+    _Atomic int64_t cuts[TT_RT_CUT_COUNT];
+    _Atomic int64_t windows_run, windows_ops, pending_dropped;
     _Atomic int64_t ops[TT_EAGER_MODE_COUNT];
     _Atomic int64_t compiles, cache_hits, bytes_to_device, bytes_to_host, syncs;
     _Atomic int64_t compile_ns;
@@ -163,6 +222,10 @@ extern _Thread_local int tt_rt_thread_mode; /* TT_EAGER_PROCESS or the calling t
 static inline int tt_rt_mode_now(void) {
     int m = tt_rt_thread_mode;
     return m >= 0 ? m : atomic_load_explicit(&tt_rt_g.mode, memory_order_relaxed);
+}
+
+static inline bool tt_rt_window_busy(int device) {
+    return atomic_load_explicit(&tt_rt_g.windows[device].n_ops, memory_order_acquire) > 0;
 }
 
 void tt_rt_rng_reset(void); /* rng.c: default seed, offset 0, every device */

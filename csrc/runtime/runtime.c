@@ -5,6 +5,7 @@
 #include "rt_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,11 +34,6 @@ static bool env_is_one(const char *name) {
     return v && !strcmp(v, "1");
 }
 
-/* Fused eager mode is issue 6's work; every way of asking for it says so. */
-#define TT_RT_FUSED_MISSING                                                                                        \
-    "fused eager mode (DEFER_AND_FUSE) is not implemented yet: it comes with issue 6, \"The deferred runtime: "    \
-    "DeferAndFuse eager mode\"; use strict (DEFER_NEVER, the default) or debug (DEFER_NEVER_AND_LAUNCH_BLOCKING)"
-
 /* The start-up mode from the environment; the precedence is documented in tt_runtime.h. */
 static tt_status read_mode(tt_rt_eager_mode *mode) {
     *mode = TT_EAGER_STRICT;
@@ -50,11 +46,8 @@ static tt_status read_mode(tt_rt_eager_mode *mode) {
         *mode = TT_EAGER_DEBUG;
         return TT_OK;
     }
-    if (env_is_one("TORCH_TPU_DEFER_AND_FUSE"))
-        return tt_error(TT_STATUS_UNSUPPORTED, "TORCH_TPU_DEFER_AND_FUSE=1: " TT_RT_FUSED_MISSING);
-    if (m && !strcmp(m, "fused"))
-        return tt_error(TT_STATUS_UNSUPPORTED, "TORCHTPU_EAGER_MODE=fused: " TT_RT_FUSED_MISSING);
-    if (m && !strcmp(m, "debug")) *mode = TT_EAGER_DEBUG;
+    if (env_is_one("TORCH_TPU_DEFER_AND_FUSE") || (m && !strcmp(m, "fused"))) *mode = TT_EAGER_FUSED;
+    else if (m && !strcmp(m, "debug")) *mode = TT_EAGER_DEBUG;
     /* TORCH_TPU_ENABLE_DEBUG_CHECKS needs nothing: index and bounds checks always run. */
     return TT_OK;
 }
@@ -67,6 +60,19 @@ static tt_status read_cache_max(void) {
         return tt_error(TT_STATUS_INVALID_ARGUMENT,
                         "TORCHTPU_MEMORY_CACHE_BYTES='%s' must be a number of bytes per device (0 = no caching)", s);
     tt_rt_g.cache_max = (size_t)v;
+    return TT_OK;
+}
+
+/* TORCHTPU_FUSION_MAX_OPS (ops a window holds before it is cut) and TORCHTPU_LOG (comma-separated topics:
+ * "fusion" prints every cut). */
+static tt_status read_fusion_config(void) {
+    unsigned long long v = 1024;
+    const char *s = env_nonempty("TORCHTPU_FUSION_MAX_OPS");
+    if (s && (!parse_u64(s, &v) || v < 1 || v > (1u << 30)))
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "TORCHTPU_FUSION_MAX_OPS='%s' must be a number of ops (>= 1)", s);
+    tt_rt_g.window_max_ops = (int32_t)v;
+    const char *log = env_nonempty("TORCHTPU_LOG");
+    tt_rt_g.log_fusion = log && strstr(log, "fusion") != NULL;
     return TT_OK;
 }
 
@@ -91,6 +97,11 @@ static tt_status start_locked(tt_rt_eager_mode mode) {
         }
     }
     tt_status mst = tt_rt_memory_init(n);
+    for (int d = 0; mst == TT_OK && d < n; d++) {
+        if ((mst = tt_rt_window_init(&g->windows[d])) != TT_OK)
+            for (int e = 0; e < d; e++) tt_rt_window_fini(&g->windows[e]);
+    }
+    if (mst != TT_OK) tt_rt_memory_fini();
     if (mst != TT_OK) {
         for (int e = 0; e < n; e++) tt_rt_stream_fini(&g->streams[e]);
         tt_driver_destroy(g->driver);
@@ -98,6 +109,9 @@ static tt_status start_locked(tt_rt_eager_mode mode) {
         g->n_devices = 0;
         return mst;
     }
+    const tt_driver_i *di = &g->driver->iface;
+    g->driver_strided = di->struct_size >= offsetof(tt_driver_i, capabilities) + sizeof di->capabilities &&
+                        di->capabilities && (di->capabilities(g->driver->ctx) & TT_DRIVER_CAP_STRIDED_VIEWS);
     atomic_store(&g->mode, (int)mode);
     tt_rt_rng_reset();
     tt_rt_metrics_reset();
@@ -127,6 +141,7 @@ tt_status tt_rt_init(void) {
     tt_rt_eager_mode mode;
     if ((st = read_mode(&mode)) != TT_OK) goto out;
     if ((st = read_cache_max()) != TT_OK) goto out;
+    if ((st = read_fusion_config()) != TT_OK) goto out;
     if ((st = tt_rt_cache_configure()) != TT_OK) goto out;
     /* The driver sits behind a tt_driver pointer so that a pjrt driver slots in here later. */
     v = env_nonempty("TORCHTPU_DRIVER");
@@ -171,7 +186,10 @@ void tt_rt_shutdown(void) {
     pthread_mutex_lock(&tt_rt_init_mu);
     tt_rt_state *g = &tt_rt_g;
     if (atomic_load_explicit(&g->ready, memory_order_acquire)) {
-        /* Workers drain their queues before exiting, so queued storages are released before the driver goes. */
+        /* Windows are cut (their work queued), then workers drain their queues before exiting, so queued
+         * storages are released before the driver goes. */
+        (void)tt_rt_window_cut(-1, TT_RT_CUT_FLUSH);
+        for (int d = 0; d < g->n_devices; d++) tt_rt_window_fini(&g->windows[d]);
         for (int d = 0; d < g->n_devices; d++) tt_rt_stream_fini(&g->streams[d]);
         tt_rt_cache_fini();
         atomic_store_explicit(&g->ready, false, memory_order_release);
@@ -205,8 +223,7 @@ const char *tt_rt_eager_mode_name(tt_rt_eager_mode mode) {
 _Thread_local int tt_rt_thread_mode = TT_EAGER_PROCESS;
 
 static tt_status check_mode(int mode) {
-    if (mode == TT_EAGER_FUSED) return tt_error(TT_STATUS_UNSUPPORTED, TT_RT_FUSED_MISSING);
-    if (mode != TT_EAGER_DEBUG && mode != TT_EAGER_STRICT)
+    if (mode != TT_EAGER_DEBUG && mode != TT_EAGER_STRICT && mode != TT_EAGER_FUSED)
         return tt_error(TT_STATUS_INVALID_ARGUMENT, "eager mode %d does not exist", mode);
     return TT_OK;
 }
@@ -230,7 +247,9 @@ tt_status tt_rt_set_eager_mode(tt_rt_eager_mode mode) {
     tt_status st = tt_rt_ensure();
     if (st != TT_OK) return st;
     if ((st = check_mode((int)mode)) != TT_OK) return st;
+    st = tt_rt_window_cut(-1, TT_RT_CUT_OTHER_MODE);
     for (int d = 0; d < tt_rt_g.n_devices; d++) tt_rt_stream_wait_idle(&tt_rt_g.streams[d]);
+    if (st != TT_OK) return st;
     atomic_store(&tt_rt_g.mode, (int)mode);
     return TT_OK;
 }
@@ -240,8 +259,13 @@ tt_status tt_rt_set_thread_eager_mode(int mode) {
         tt_status st = check_mode(mode);
         if (st != TT_OK) return st;
     }
+    /* this thread's deferred ops run before its ops in the new mode (another thread's window is cut by the
+     * first launch that is not deferred) */
+    tt_status st = TT_OK;
+    if (mode != tt_rt_thread_mode && tt_rt_mode_now() == TT_EAGER_FUSED && atomic_load(&tt_rt_g.ready))
+        st = tt_rt_window_cut(-1, TT_RT_CUT_OTHER_MODE);
     tt_rt_thread_mode = mode;
-    return TT_OK;
+    return st;
 }
 
 /* ---- metrics ---- */
@@ -257,6 +281,10 @@ void tt_rt_metrics_get(tt_rt_metrics *out) {
     out->bytes_to_host = atomic_load(&g->bytes_to_host);
     out->syncs = atomic_load(&g->syncs);
     out->compile_seconds = (double)atomic_load(&g->compile_ns) * 1e-9;
+    for (int r = 0; r < TT_RT_CUT_COUNT; r++) out->cuts[r] = atomic_load(&g->cuts[r]);
+    out->windows = atomic_load(&g->windows_run);
+    out->window_ops = atomic_load(&g->windows_ops);
+    out->pending_dropped = atomic_load(&g->pending_dropped);
     size_t peak = 0;
     for (int d = 0; d < g->n_devices; d++) {
         size_t p = atomic_load(&g->mem[d].peak);
@@ -275,5 +303,9 @@ void tt_rt_metrics_reset(void) {
     atomic_store(&g->bytes_to_host, 0);
     atomic_store(&g->syncs, 0);
     atomic_store(&g->compile_ns, 0);
+    for (int r = 0; r < TT_RT_CUT_COUNT; r++) atomic_store(&g->cuts[r], 0);
+    atomic_store(&g->windows_run, 0);
+    atomic_store(&g->windows_ops, 0);
+    atomic_store(&g->pending_dropped, 0);
     for (int d = 0; d < g->n_devices; d++) tt_rt_memory_reset_peak(d);
 }

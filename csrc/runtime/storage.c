@@ -148,11 +148,62 @@ tt_status tt_rt_storage_create(int device, size_t nbytes, tt_rt_storage **out) {
     tt_rt_storage *s = tt_rt_g.cache_max ? cache_take(device, nbytes) : NULL;
     if (!s && (st = storage_alloc(device, nbytes, &s)) != TT_OK) return st;
     atomic_init(&s->refcount, 1);
+    atomic_store(&s->has_buffer, true);
+    atomic_store(&s->wslot, -1);
     s->generation = atomic_load(&tt_rt_g.generation);
     s->nbytes = nbytes;
     s->next_free = NULL;
     mem_add(device, s->capacity);
     *out = s;
+    return TT_OK;
+}
+
+tt_status tt_rt_storage_create_pending(int device, size_t nbytes, tt_rt_storage **out) {
+    tt_status st = tt_rt_ensure();
+    if (st != TT_OK) return st;
+    if (!out) return tt_error(TT_STATUS_INVALID_ARGUMENT, "tt_rt_storage_create_pending: out is NULL");
+    *out = NULL;
+    if (!tt_rt_device_valid(device))
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "tpu:%d does not exist (%d device%s)", device, tt_rt_g.n_devices,
+                        tt_rt_g.n_devices == 1 ? "" : "s");
+    if (tt_rt_mode_now() != TT_EAGER_FUSED) return tt_rt_storage_create(device, nbytes, out);
+    {
+        /* Pending: a record without a buffer; its address is the record's own (unique while it lives). */
+        tt_rt_storage *p = calloc(1, sizeof *p);
+        if (!p) return tt_error(TT_STATUS_OUT_OF_MEMORY, "out of host memory for a storage record");
+        atomic_init(&p->refcount, 1);
+        atomic_init(&p->has_buffer, false);
+        atomic_init(&p->wslot, -1);
+        p->device = device;
+        p->generation = atomic_load(&tt_rt_g.generation);
+        p->nbytes = nbytes;
+        p->address = p;
+        *out = p;
+        return TT_OK;
+    }
+}
+
+tt_status tt_rt_storage_materialize(tt_rt_storage *s) {
+    if (tt_rt_storage_has_buffer(s)) return TT_OK;
+    /* A buffer from the cache or the driver, moved into this record (the donor record is freed). */
+    tt_rt_storage *donor = tt_rt_g.cache_max ? cache_take(s->device, s->nbytes) : NULL;
+    tt_status st;
+    if (!donor && (st = storage_alloc(s->device, s->nbytes, &donor)) != TT_OK) return st;
+    tt_rt_device_mem *m = &tt_rt_g.mem[s->device];
+    pthread_mutex_lock(&m->mu);
+    bool raced = tt_rt_storage_has_buffer(s); /* another thread materialized it meanwhile */
+    if (!raced) {
+        s->buffer = donor->buffer;
+        s->capacity = donor->capacity;
+        atomic_store_explicit(&s->has_buffer, true, memory_order_release);
+    }
+    pthread_mutex_unlock(&m->mu);
+    if (raced) {
+        buffer_return(donor);
+        return TT_OK;
+    }
+    free(donor);
+    mem_add(s->device, s->capacity);
     return TT_OK;
 }
 
@@ -166,6 +217,10 @@ void tt_rt_storage_release(tt_rt_storage *s) {
      * left to free. The generation tells a storage of an earlier start-up from one of the current. */
     if (!tt_rt_g.driver || !atomic_load_explicit(&tt_rt_g.ready, memory_order_acquire) ||
         s->generation != atomic_load(&tt_rt_g.generation)) {
+        free(s);
+        return;
+    }
+    if (!tt_rt_storage_has_buffer(s)) { /* pending to the end: it never had memory */
         free(s);
         return;
     }

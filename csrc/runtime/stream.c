@@ -399,6 +399,8 @@ tt_status tt_rt_event_record(tt_rt_event *e, int device) {
     if (!tt_rt_device_valid(device))
         return tt_error(TT_STATUS_INVALID_ARGUMENT, "event record: tpu:%d does not exist (%d devices)", device,
                         tt_rt_g.n_devices);
+    /* the event follows the ops a fused window deferred */
+    if (tt_rt_window_busy(device) && (st = tt_rt_window_cut(device, TT_RT_CUT_SYNC)) != TT_OK) return st;
     tt_rt_stream *s = &tt_rt_g.streams[device];
     uint32_t gen = atomic_load(&tt_rt_g.generation);
     if (atomic_load_explicit(&tt_rt_g.mode, memory_order_relaxed) == TT_EAGER_DEBUG) {
@@ -503,6 +505,8 @@ uint64_t tt_rt_stream_completed(int device) {
 
 bool tt_rt_stream_query(int device) {
     if (tt_rt_ensure() != TT_OK || !tt_rt_device_valid(device)) return true;
+    /* deferred ops are work not done: queue them (a failure to is reported by the next sync) */
+    if (tt_rt_window_busy(device)) (void)tt_rt_window_cut(device, TT_RT_CUT_SYNC);
     tt_rt_stream *s = &tt_rt_g.streams[device];
     if (atomic_load_explicit(&s->deq, memory_order_acquire) >= atomic_load(&s->enq)) return true;
     atomic_thread_fence(memory_order_seq_cst);

@@ -135,6 +135,14 @@ static bool host_supports_op(void *ctx, tt_ir_op op, tt_dtype dtype) {
     return op != TT_OP_CUSTOM_CALL && (unsigned)op < TT_OP_COUNT;
 }
 
+/* TORCHTPU_HOST_OPAQUE=1: the driver claims no capability, so the runtime treats its buffers as opaque (whole,
+ * dense, views as IR ops), as it must a PJRT driver's: proof that nothing above relies on in-place views. */
+static uint64_t host_capabilities(void *ctx) {
+    (void)ctx;
+    const char *v = getenv("TORCHTPU_HOST_OPAQUE");
+    return v && !strcmp(v, "1") ? 0 : TT_DRIVER_CAP_STRIDED_VIEWS;
+}
+
 static tt_status host_memory_stats(void *ctx, int device, tt_driver_memory_stats *out) {
     host_ctx *c = ctx;
     if (device < 0 || device >= c->n_devices)
@@ -184,6 +192,7 @@ tt_driver *tt_host_driver_create(int n_devices, size_t memory_limit) {
     d->iface.memory_stats = host_memory_stats;
     d->iface.destroy = host_destroy;
     d->iface.executable_scratch_bytes = host_executable_scratch_bytes;
+    d->iface.capabilities = host_capabilities;
     return d;
 }
 

@@ -1,0 +1,312 @@
+/* test_window.c — the fused mode's windows (csrc/runtime/window.c) on the real host driver: pending storages,
+ * views of them as IR ops, cuts and their reasons, threads, a driver without in-place views, errors at the cut.
+ * Every case starts and shuts down its own runtime. */
+#include "tt_runtime.h"
+#include "tt_test.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void start(tt_rt_eager_mode mode) {
+    TT_CHECK_OK(tt_rt_init());
+    TT_CHECK_OK(tt_rt_set_eager_mode(mode));
+    tt_rt_metrics_reset();
+}
+
+/* y = x <op> z for f32 tensors of dims (rank 2). */
+static tt_ir_program *binary_program(tt_ir_op op, int64_t r, int64_t c) {
+    tt_ir_builder *b = tt_ir_builder_create();
+    int64_t d[2] = {r, c};
+    tt_ir_value x = tt_ir_param(b, TT_F32, 2, d), z = tt_ir_param(b, TT_F32, 2, d);
+    tt_ir_builder_add_output(b, tt_ir_binary(b, op, x, z));
+    tt_ir_program *p = NULL;
+    TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+    tt_ir_builder_destroy(b);
+    return p;
+}
+
+static tt_rt_tensor view2(tt_rt_storage *s, int64_t off, int64_t r, int64_t c, int64_t sr, int64_t sc) {
+    tt_rt_tensor t;
+    memset(&t, 0, sizeof t);
+    t.storage = s;
+    t.offset = off;
+    t.dtype = TT_F32;
+    t.rank = 2;
+    t.dims[0] = r;
+    t.dims[1] = c;
+    t.strides[0] = sr;
+    t.strides[1] = sc;
+    return t;
+}
+
+static tt_rt_tensor dense2(tt_rt_storage *s, int64_t r, int64_t c) { return view2(s, 0, r, c, c, 1); }
+
+static tt_status run2(tt_ir_program *p, tt_rt_tensor a, tt_rt_tensor b, tt_rt_tensor out, const char *op) {
+    tt_rt_arg args[2] = {{.kind = TT_RT_ARG_TENSOR, .tensor = a}, {.kind = TT_RT_ARG_TENSOR, .tensor = b}};
+    return tt_rt_launch(0, p, args, 2, &out, 1, op);
+}
+
+static tt_rt_storage *uploaded(const float *v, int64_t n) {
+    tt_rt_storage *s = NULL;
+    TT_CHECK_OK(tt_rt_storage_create(0, (size_t)n * 4, &s));
+    if (s) TT_CHECK_OK(tt_rt_write(s, 0, v, (size_t)n * 4));
+    return s;
+}
+
+static tt_rt_storage *pending(int64_t n) {
+    tt_rt_storage *s = NULL;
+    TT_CHECK_OK(tt_rt_storage_create_pending(0, (size_t)n * 4, &s));
+    return s;
+}
+
+static void read_back(tt_rt_storage *s, float *out, int64_t n) { TT_CHECK_OK(tt_rt_read(s, 0, out, (size_t)n * 4)); }
+
+static const float X6[6] = {1, 2, 3, 4, 5, 6}, Y6[6] = {10, 20, 30, 40, 50, 60};
+
+static void a_chain_runs_as_one_program_and_its_dead_intermediates_get_no_memory(void) {
+    start(TT_EAGER_FUSED);
+    tt_ir_program *add = binary_program(TT_OP_ADD, 2, 3), *mul = binary_program(TT_OP_MULTIPLY, 2, 3);
+    tt_rt_storage *x = uploaded(X6, 6), *y = uploaded(Y6, 6);
+    tt_rt_storage *a = pending(6), *b = pending(6), *c = pending(6);
+    tt_rt_memory_stats m0;
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &m0));
+    TT_CHECK_OK(run2(add, dense2(x, 2, 3), dense2(y, 2, 3), dense2(a, 2, 3), "a = x + y"));
+    TT_CHECK_OK(run2(mul, dense2(a, 2, 3), dense2(x, 2, 3), dense2(b, 2, 3), "b = a * x"));
+    TT_CHECK_OK(run2(add, dense2(b, 2, 3), dense2(a, 2, 3), dense2(c, 2, 3), "c = b + a"));
+    tt_rt_storage_release(a); /* the user dropped them: only the window holds them */
+    tt_rt_storage_release(b);
+    float got[6];
+    read_back(c, got, 6);
+    for (int i = 0; i < 6; i++) TT_CHECK(got[i] == (X6[i] + Y6[i]) * X6[i] + (X6[i] + Y6[i]));
+    tt_rt_metrics mt;
+    tt_rt_metrics_get(&mt);
+    TT_CHECK(mt.windows == 1 && mt.window_ops == 3 && mt.cuts[TT_RT_CUT_READ] == 1);
+    TT_CHECK(mt.pending_dropped == 2);
+    TT_CHECK(mt.ops[TT_EAGER_FUSED] == 3);
+    tt_rt_memory_stats m1;
+    TT_CHECK_OK(tt_rt_memory_stats_get(0, &m1));
+    TT_CHECK(m1.allocated - m0.allocated == 24); /* c only */
+    TT_CHECK(m1.peak_allocated - m0.allocated == 24);
+    tt_rt_storage_release(c);
+    tt_rt_storage_release(x);
+    tt_rt_storage_release(y);
+    tt_ir_program_destroy(add);
+    tt_ir_program_destroy(mul);
+    tt_rt_shutdown();
+}
+
+static void views_of_pending_storages_and_partial_writes_stay_in_the_window(void) {
+    start(TT_EAGER_FUSED);
+    tt_ir_program *add32 = binary_program(TT_OP_ADD, 3, 2), *add22 = binary_program(TT_OP_ADD, 2, 2);
+    tt_rt_storage *x = uploaded(X6, 6), *y = uploaded(Y6, 6);
+    tt_rt_storage *a = pending(6), *t = pending(6);
+    /* a (2x3) = x + y, then t (3x2) = a^T + x^T, both transposes read as views */
+    tt_ir_program *add23 = binary_program(TT_OP_ADD, 2, 3);
+    TT_CHECK_OK(run2(add23, dense2(x, 2, 3), dense2(y, 2, 3), dense2(a, 2, 3), "a = x + y"));
+    TT_CHECK_OK(run2(add32, view2(a, 0, 3, 2, 1, 3), view2(x, 0, 3, 2, 1, 3), dense2(t, 3, 2), "t = a.T + x.T"));
+    /* y[:, 1:] (2x2, a real storage) += a[:, :2]: a partial write into y */
+    TT_CHECK_OK(run2(add22, view2(y, 1, 2, 2, 3, 1), view2(a, 0, 2, 2, 3, 1), view2(y, 1, 2, 2, 3, 1), "y[:, 1:] += a"));
+    float gt[6], gy[6];
+    read_back(t, gt, 6);
+    read_back(y, gy, 6);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 2; j++) TT_CHECK(gt[i * 2 + j] == 2 * X6[j * 3 + i] + Y6[j * 3 + i]);
+    const float want_y[6] = {10, 20 + 11, 30 + 22, 40, 50 + 44, 60 + 55};
+    TT_CHECK(memcmp(gy, want_y, sizeof gy) == 0);
+    tt_rt_metrics mt;
+    tt_rt_metrics_get(&mt);
+    TT_CHECK(mt.windows == 1 && mt.cuts[TT_RT_CUT_VIEW] == 0);
+    tt_rt_storage_release(a);
+    tt_rt_storage_release(t);
+    tt_rt_storage_release(x);
+    tt_rt_storage_release(y);
+    tt_ir_program_destroy(add22);
+    tt_ir_program_destroy(add23);
+    tt_ir_program_destroy(add32);
+    tt_rt_shutdown();
+}
+
+static void a_view_that_is_not_a_box_cuts_and_runs_alone(void) {
+    start(TT_EAGER_FUSED);
+    tt_ir_program *add = binary_program(TT_OP_ADD, 2, 2);
+    tt_rt_storage *x = uploaded(X6, 6), *a = pending(4), *o = pending(4);
+    TT_CHECK_OK(run2(add, view2(x, 0, 2, 2, 3, 1), view2(x, 0, 2, 2, 3, 1), dense2(a, 2, 2), "a = x[:, :2] * 2"));
+    /* overlapping windows of a pending a: [a0 a1; a1 a2] */
+    TT_CHECK_OK(run2(add, view2(a, 0, 2, 2, 1, 1), view2(a, 0, 2, 2, 1, 1), dense2(o, 2, 2), "o = unfold(a)"));
+    float g[4];
+    read_back(o, g, 4);
+    const float want[4] = {4, 8, 8, 16};
+    TT_CHECK(memcmp(g, want, sizeof g) == 0);
+    tt_rt_metrics mt;
+    tt_rt_metrics_get(&mt);
+    TT_CHECK(mt.cuts[TT_RT_CUT_VIEW] == 1);
+    tt_rt_storage_release(a);
+    tt_rt_storage_release(o);
+    tt_rt_storage_release(x);
+    tt_ir_program_destroy(add);
+    tt_rt_shutdown();
+}
+
+static void host_writes_flushes_syncs_and_mode_switches_cut_with_their_reason(void) {
+    start(TT_EAGER_FUSED);
+    tt_ir_program *add = binary_program(TT_OP_ADD, 2, 3);
+    tt_rt_storage *x = uploaded(X6, 6), *a = pending(6);
+    TT_CHECK_OK(run2(add, dense2(x, 2, 3), dense2(x, 2, 3), dense2(a, 2, 3), "a = x + x"));
+    TT_CHECK_OK(tt_rt_write(x, 0, Y6, 24)); /* x is in the window: it reads the old x first */
+    float g[6];
+    read_back(a, g, 6);
+    for (int i = 0; i < 6; i++) TT_CHECK(g[i] == 2 * X6[i]);
+    TT_CHECK_OK(run2(add, dense2(x, 2, 3), dense2(x, 2, 3), dense2(a, 2, 3), "a = x + x"));
+    TT_CHECK_OK(tt_rt_flush(0, TT_RT_CUT_FLUSH));
+    TT_CHECK_OK(tt_rt_flush(0, TT_RT_CUT_FLUSH)); /* empty: not a cut */
+    TT_CHECK_OK(run2(add, dense2(x, 2, 3), dense2(a, 2, 3), dense2(a, 2, 3), "a += x"));
+    TT_CHECK_OK(tt_rt_synchronize(0));
+    TT_CHECK_OK(run2(add, dense2(x, 2, 3), dense2(a, 2, 3), dense2(a, 2, 3), "a += x"));
+    TT_CHECK_OK(tt_rt_set_eager_mode(TT_EAGER_STRICT));
+    read_back(a, g, 6);
+    for (int i = 0; i < 6; i++) TT_CHECK(g[i] == 4 * Y6[i]);
+    tt_rt_metrics mt;
+    tt_rt_metrics_get(&mt);
+    TT_CHECK(mt.cuts[TT_RT_CUT_HOST_WRITE] == 1 && mt.cuts[TT_RT_CUT_READ] == 0);
+    TT_CHECK(mt.cuts[TT_RT_CUT_FLUSH] == 1 && mt.cuts[TT_RT_CUT_SYNC] == 1 && mt.cuts[TT_RT_CUT_OTHER_MODE] == 1);
+    tt_rt_storage_release(a);
+    tt_rt_storage_release(x);
+    tt_ir_program_destroy(add);
+    tt_rt_shutdown();
+}
+
+static void the_size_cap_cuts_every_n_ops(void) {
+    setenv("TORCHTPU_FUSION_MAX_OPS", "4", 1);
+    start(TT_EAGER_FUSED);
+    tt_ir_program *add = binary_program(TT_OP_ADD, 2, 3);
+    tt_rt_storage *x = uploaded(X6, 6), *a = uploaded(X6, 6);
+    for (int i = 0; i < 10; i++) TT_CHECK_OK(run2(add, dense2(a, 2, 3), dense2(x, 2, 3), dense2(a, 2, 3), "a += x"));
+    float g[6];
+    read_back(a, g, 6);
+    for (int i = 0; i < 6; i++) TT_CHECK(g[i] == 11 * X6[i]);
+    tt_rt_metrics mt;
+    tt_rt_metrics_get(&mt);
+    TT_CHECK(mt.cuts[TT_RT_CUT_SIZE] == 2 && mt.cuts[TT_RT_CUT_READ] == 1 && mt.windows == 3);
+    TT_CHECK(mt.compiles == 2); /* two windows of 4 ops share one program */
+    tt_rt_storage_release(a);
+    tt_rt_storage_release(x);
+    tt_ir_program_destroy(add);
+    tt_rt_shutdown();
+    unsetenv("TORCHTPU_FUSION_MAX_OPS");
+}
+
+typedef struct thread_job {
+    tt_ir_program *add;
+    tt_rt_storage *x, *acc;
+} thread_job;
+
+static void *accumulate(void *arg) {
+    thread_job *j = arg;
+    for (int i = 0; i < 200; i++)
+        if (run2(j->add, dense2(j->acc, 2, 3), dense2(j->x, 2, 3), dense2(j->acc, 2, 3), "acc += x") != TT_OK)
+            return (void *)1;
+    return NULL;
+}
+
+static void threads_record_into_one_window_in_arrival_order(void) {
+    start(TT_EAGER_FUSED);
+    tt_ir_program *add = binary_program(TT_OP_ADD, 2, 3);
+    tt_rt_storage *x = uploaded(X6, 6);
+    thread_job jobs[3];
+    pthread_t th[3];
+    for (int k = 0; k < 3; k++) {
+        jobs[k] = (thread_job){add, x, uploaded(Y6, 6)};
+        TT_CHECK(pthread_create(&th[k], NULL, accumulate, &jobs[k]) == 0);
+    }
+    for (int k = 0; k < 3; k++) {
+        void *rc = NULL;
+        pthread_join(th[k], &rc);
+        TT_CHECK(rc == NULL);
+    }
+    for (int k = 0; k < 3; k++) {
+        float g[6];
+        read_back(jobs[k].acc, g, 6);
+        for (int i = 0; i < 6; i++) TT_CHECK(g[i] == Y6[i] + 200 * X6[i]);
+        tt_rt_storage_release(jobs[k].acc);
+    }
+    tt_rt_storage_release(x);
+    tt_ir_program_destroy(add);
+    tt_rt_shutdown();
+}
+
+/* TORCHTPU_HOST_OPAQUE=1: the host driver claims no in-place views; strict launches of strided views run as
+ * one-op windows whose views are IR ops, with the same results. */
+static void a_driver_without_in_place_views_gets_whole_buffers(void) {
+    setenv("TORCHTPU_HOST_OPAQUE", "1", 1);
+    start(TT_EAGER_STRICT);
+    tt_ir_program *add = binary_program(TT_OP_ADD, 3, 2);
+    tt_rt_storage *x = uploaded(X6, 6), *y = uploaded(Y6, 6), *o = NULL;
+    TT_CHECK_OK(tt_rt_storage_create(0, 24, &o));
+    TT_CHECK_OK(run2(add, view2(x, 0, 3, 2, 1, 3), view2(y, 0, 3, 2, 1, 3), dense2(o, 3, 2), "o = x.T + y.T"));
+    float g[6];
+    read_back(o, g, 6);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 2; j++) TT_CHECK(g[i * 2 + j] == X6[j * 3 + i] + Y6[j * 3 + i]);
+    TT_CHECK_OK(tt_rt_set_eager_mode(TT_EAGER_DEBUG));
+    TT_CHECK_OK(run2(add, dense2(o, 3, 2), dense2(o, 3, 2), dense2(o, 3, 2), "o += o"));
+    read_back(o, g, 6);
+    TT_CHECK(g[1] == 2 * (X6[3] + Y6[3]));
+    tt_rt_metrics mt;
+    tt_rt_metrics_get(&mt);
+    TT_CHECK(mt.cuts[TT_RT_CUT_EAGER] == 2);
+    tt_rt_storage_release(o);
+    tt_rt_storage_release(x);
+    tt_rt_storage_release(y);
+    tt_ir_program_destroy(add);
+    tt_rt_shutdown();
+    unsetenv("TORCHTPU_HOST_OPAQUE");
+}
+
+/* A cut whose result cannot get memory fails at the sync point that cut it, naming the window; the runtime
+ * stays usable. */
+static void out_of_memory_at_a_cut_is_an_error_at_the_sync_and_the_device_recovers(void) {
+    setenv("TORCHTPU_HOST_MEMORY_LIMIT", "200", 1);
+    setenv("TORCHTPU_MEMORY_CACHE_BYTES", "0", 1);
+    start(TT_EAGER_FUSED);
+    tt_ir_program *add = binary_program(TT_OP_ADD, 2, 3);
+    tt_rt_storage *x = uploaded(X6, 6);
+    tt_rt_storage *p[8];
+    for (int k = 0; k < 8; k++) {
+        p[k] = pending(6);
+        TT_CHECK_OK(run2(add, dense2(x, 2, 3), dense2(x, 2, 3), dense2(p[k], 2, 3), "p = x + x"));
+    }
+    tt_status st = tt_rt_synchronize(0); /* 8 x 24 bytes + x's 24: over 200 */
+    TT_CHECK(st == TT_STATUS_OUT_OF_MEMORY);
+    TT_CHECK(strstr(tt_last_error(), "fused window of 8 ops") != NULL);
+    for (int k = 0; k < 8; k++) tt_rt_storage_release(p[k]);
+    tt_rt_storage *q = pending(6);
+    TT_CHECK_OK(run2(add, dense2(x, 2, 3), dense2(x, 2, 3), dense2(q, 2, 3), "q = x + x"));
+    float g[6];
+    read_back(q, g, 6);
+    TT_CHECK(g[5] == 12);
+    tt_rt_storage_release(q);
+    tt_rt_storage_release(x);
+    tt_ir_program_destroy(add);
+    tt_rt_shutdown();
+    unsetenv("TORCHTPU_HOST_MEMORY_LIMIT");
+    unsetenv("TORCHTPU_MEMORY_CACHE_BYTES");
+}
+
+static const tt_test_case cases[] = {
+    {"a chain runs as one program and its dead intermediates get no memory",
+     a_chain_runs_as_one_program_and_its_dead_intermediates_get_no_memory},
+    {"views of pending storages and partial writes stay in the window",
+     views_of_pending_storages_and_partial_writes_stay_in_the_window},
+    {"a view that is not a box cuts and runs alone", a_view_that_is_not_a_box_cuts_and_runs_alone},
+    {"host writes, flushes, syncs and mode switches cut with their reason",
+     host_writes_flushes_syncs_and_mode_switches_cut_with_their_reason},
+    {"the size cap cuts every n ops", the_size_cap_cuts_every_n_ops},
+    {"threads record into one window in arrival order", threads_record_into_one_window_in_arrival_order},
+    {"a driver without in-place views gets whole buffers", a_driver_without_in_place_views_gets_whole_buffers},
+    {"out of memory at a cut is an error at the sync and the device recovers",
+     out_of_memory_at_a_cut_is_an_error_at_the_sync_and_the_device_recovers},
+    {NULL, NULL},
+};
+
+int main(void) { return tt_test_run(cases); }
