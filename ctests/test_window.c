@@ -127,7 +127,7 @@ static void views_of_pending_storages_and_partial_writes_stay_in_the_window(void
     tt_rt_shutdown();
 }
 
-static void a_view_that_is_not_a_box_cuts_and_runs_alone(void) {
+static void a_view_that_is_not_a_box_is_a_gather_in_the_window(void) {
     start(TT_EAGER_FUSED);
     tt_ir_program *add = binary_program(TT_OP_ADD, 2, 2);
     tt_rt_storage *x = uploaded(X6, 6), *a = pending(4), *o = pending(4);
@@ -140,11 +140,44 @@ static void a_view_that_is_not_a_box_cuts_and_runs_alone(void) {
     TT_CHECK(memcmp(g, want, sizeof g) == 0);
     tt_rt_metrics mt;
     tt_rt_metrics_get(&mt);
+    TT_CHECK(mt.cuts[TT_RT_CUT_VIEW] == 0 && mt.windows == 1);
+    tt_rt_storage_release(a);
+    tt_rt_storage_release(o);
+    tt_rt_storage_release(x);
+    tt_ir_program_destroy(add);
+    tt_rt_shutdown();
+}
+
+/* The bytes of a pending f32 storage read as i32 (a bit view): not expressible in the window, which is cut; the
+ * op runs alone, after it. */
+static void a_storage_seen_as_another_dtype_cuts_and_runs_alone(void) {
+    start(TT_EAGER_FUSED);
+    tt_ir_program *add = binary_program(TT_OP_ADD, 2, 3);
+    tt_ir_builder *bb = tt_ir_builder_create();
+    int64_t d[2] = {2, 3};
+    tt_ir_value u = tt_ir_param(bb, TT_I32, 2, d);
+    tt_ir_builder_add_output(bb, tt_ir_binary(bb, TT_OP_ADD, u, u));
+    tt_ir_program *iadd = NULL;
+    TT_CHECK_OK(tt_ir_builder_finish(bb, &iadd));
+    tt_ir_builder_destroy(bb);
+    const float ones[6] = {1, 1, 1, 1, 1, 1};
+    tt_rt_storage *x = uploaded(ones, 6), *a = pending(6), *o = pending(6);
+    TT_CHECK_OK(run2(add, dense2(x, 2, 3), dense2(x, 2, 3), dense2(a, 2, 3), "a = x + x"));
+    tt_rt_tensor ai = dense2(a, 2, 3), oi = dense2(o, 2, 3);
+    ai.dtype = oi.dtype = TT_I32;
+    tt_rt_arg arg = {.kind = TT_RT_ARG_TENSOR, .tensor = ai};
+    TT_CHECK_OK(tt_rt_launch(0, iadd, &arg, 1, &oi, 1, "o = a.view(int32) * 2"));
+    int32_t g[6];
+    TT_CHECK_OK(tt_rt_read(o, 0, g, sizeof g));
+    TT_CHECK((uint32_t)g[0] == 0x80000000u); /* 2.0f is 0x40000000; doubled, it wraps */
+    tt_rt_metrics mt;
+    tt_rt_metrics_get(&mt);
     TT_CHECK(mt.cuts[TT_RT_CUT_VIEW] == 1);
     tt_rt_storage_release(a);
     tt_rt_storage_release(o);
     tt_rt_storage_release(x);
     tt_ir_program_destroy(add);
+    tt_ir_program_destroy(iadd);
     tt_rt_shutdown();
 }
 
@@ -298,7 +331,8 @@ static const tt_test_case cases[] = {
      a_chain_runs_as_one_program_and_its_dead_intermediates_get_no_memory},
     {"views of pending storages and partial writes stay in the window",
      views_of_pending_storages_and_partial_writes_stay_in_the_window},
-    {"a view that is not a box cuts and runs alone", a_view_that_is_not_a_box_cuts_and_runs_alone},
+    {"a view that is not a box is a gather in the window", a_view_that_is_not_a_box_is_a_gather_in_the_window},
+    {"a storage seen as another dtype cuts and runs alone", a_storage_seen_as_another_dtype_cuts_and_runs_alone},
     {"host writes, flushes, syncs and mode switches cut with their reason",
      host_writes_flushes_syncs_and_mode_switches_cut_with_their_reason},
     {"the size cap cuts every n ops", the_size_cap_cuts_every_n_ops},

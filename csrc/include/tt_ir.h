@@ -358,15 +358,17 @@ tt_status tt_ir_builder_inline(tt_ir_builder *b, const tt_ir_program *p, const t
                                tt_ir_value *out_values);
 
 /* ---- strided views of a flat value (view.c) ----
- * flat: a 1-d value of n elements (a whole storage). A view (offset, dims, strides in elements) is expressible when
- * its strides nest (each divides the next larger one, dims fit: contiguous, sliced, stepped, transposed, selected,
- * diagonal, expanded views); overlapping windows are not. Writes also refuse broadcast (stride-0) dims. */
+ * flat: a 1-d value of n elements (a whole storage). A view (offset, dims, strides in elements) whose strides nest
+ * (contiguous, sliced, stepped, transposed, selected, diagonal, expanded views) is a box: slices, reshapes,
+ * transposes, pads, broadcasts. Any other view in bounds (overlapping windows, as_strided) is a gather of its
+ * elements, and written, a scatter (in the view's row-major order the last write to an element wins, as CPU's). */
+bool tt_ir_view_in_bounds(int64_t n, int64_t offset, int32_t rank, const int64_t *dims, const int64_t *strides);
+/* Is the view a box (for_write: with no stride-0 dim), i.e. expressed without gather/scatter? */
 bool tt_ir_view_expressible(int64_t n, int64_t offset, int32_t rank, const int64_t *dims, const int64_t *strides,
                             bool for_write);
 /* offset 0, row-major, n elements: the view is the whole flat value reshaped. */
 bool tt_ir_view_is_whole(int64_t n, int64_t offset, int32_t rank, const int64_t *dims, const int64_t *strides);
-/* *out = the view's elements (dims, flat's dtype), built from slice / reshape / transpose / broadcast / pad.
- * UNSUPPORTED (nothing built) for a view that is not expressible. */
+/* *out = the view's elements (dims, flat's dtype). INVALID_ARGUMENT (nothing built) for a view out of bounds. */
 tt_status tt_ir_view_read(tt_ir_builder *b, tt_ir_value flat, int64_t offset, int32_t rank, const int64_t *dims,
                           const int64_t *strides, tt_ir_value *out);
 /* *out = flat with the view's elements replaced by update (dims of the view, flat's dtype). */

@@ -58,7 +58,7 @@ static bool plan_view(int64_t n, int64_t offset, int32_t rank, const int64_t *di
         return offset < n;
     }
     /* periods: innermost 1, the others their stride; each a multiple of the next, beyond the span inside it */
-    int64_t period[TT_MAX_RANK], inner = 0; /* inner: the span of the dims inside dim i */
+    int64_t period[TT_MAX_RANK] = {0}, inner = 0; /* inner: the span of the dims inside dim i */
     for (int32_t i = p->k - 1; i >= 0; i--) {
         period[i] = i == p->k - 1 ? 1 : p->stride[i];
         if (i < p->k - 1 && (period[i] % period[i + 1] || period[i] <= inner)) return false;
@@ -106,15 +106,78 @@ static tt_ir_value flat_range(tt_ir_builder *b, tt_ir_value x, int64_t n, int64_
     return tt_ir_slice(b, x, &start, &limit, NULL);
 }
 
+bool tt_ir_view_in_bounds(int64_t n, int64_t offset, int32_t rank, const int64_t *dims, const int64_t *strides) {
+    if (rank < 0 || rank > TT_MAX_RANK || offset < 0) return false;
+    int64_t last = offset;
+    for (int32_t d = 0; d < rank; d++) {
+        if (dims[d] < 0 || strides[d] < 0) return false;
+        if (dims[d] == 0) return true;
+        int64_t ext;
+        if (__builtin_mul_overflow(dims[d] - 1, strides[d], &ext) || __builtin_add_overflow(last, ext, &last))
+            return false;
+    }
+    return last < n;
+}
+
+/* Views that are not boxes (overlapping windows, strides that do not nest, written broadcasts): the flat index of
+ * every element, offset + sum(iota_d * stride_d), as i64 [dims..., 1] for a gather or a scatter of single
+ * elements. Rank 8 views have no room for the index dim (UNSUPPORTED). */
+static tt_ir_value element_indices(tt_ir_builder *b, int64_t offset, int32_t rank, const int64_t *dims,
+                                   const int64_t *strides) {
+    if (rank >= TT_MAX_RANK) {
+        tt_ir_builder_fail(b, TT_STATUS_UNSUPPORTED, "a rank-%d view that is not a box of its storage", (int)rank);
+        return TT_IR_NONE;
+    }
+    tt_ir_value idx = tt_ir_broadcast_in_dim(b, tt_ir_constant_scalar(b, TT_I64, (double)offset), rank, dims, NULL);
+    for (int32_t d = 0; d < rank; d++) {
+        if (dims[d] <= 1 || strides[d] == 0) continue;
+        tt_ir_value st = tt_ir_broadcast_in_dim(b, tt_ir_constant_scalar(b, TT_I64, (double)strides[d]), rank, dims, NULL);
+        idx = tt_ir_binary(b, TT_OP_ADD, idx, tt_ir_binary(b, TT_OP_MULTIPLY, tt_ir_iota(b, TT_I64, rank, dims, d), st));
+    }
+    int64_t shape[TT_MAX_RANK + 1];
+    memcpy(shape, dims, sizeof(int64_t) * (size_t)rank);
+    shape[rank] = 1;
+    return tt_ir_reshape(b, idx, rank + 1, shape);
+}
+
+static tt_ir_value gather_view(tt_ir_builder *b, tt_ir_value flat, int64_t offset, int32_t rank, const int64_t *dims,
+                               const int64_t *strides) {
+    tt_ir_attrs a;
+    memset(&a, 0, sizeof a);
+    a.gather.collapsed_slice_dims.n = 1;
+    a.gather.start_index_map.n = 1;
+    a.gather.slice_sizes.n = 1;
+    a.gather.slice_sizes.v[0] = 1;
+    a.gather.index_vector_dim = rank;
+    return tt_ir_gather(b, flat, element_indices(b, offset, rank, dims, strides), &a);
+}
+
+/* In row-major order of the view, the last write to an element wins (a CPU kernel's loop order). */
+static tt_ir_value scatter_view(tt_ir_builder *b, tt_ir_value flat, int64_t offset, int32_t rank, const int64_t *dims,
+                                const int64_t *strides, tt_ir_value update) {
+    tt_ir_attrs a;
+    memset(&a, 0, sizeof a);
+    a.scatter.inserted_window_dims.n = 1;
+    a.scatter.scatter_dims_to_operand_dims.n = 1;
+    a.scatter.index_vector_dim = rank;
+    a.scatter.kind = TT_REDUCE_NONE;
+    return tt_ir_scatter(b, flat, element_indices(b, offset, rank, dims, strides), update, &a);
+}
+
 tt_status tt_ir_view_read(tt_ir_builder *b, tt_ir_value flat, int64_t offset, int32_t rank, const int64_t *dims,
                           const int64_t *strides, tt_ir_value *out) {
     const tt_ir_type *t = tt_ir_type_of(b, flat);
     if (!t || t->rank != 1) return tt_ir_builder_fail(b, TT_STATUS_INTERNAL, "view_read: the flat value is not 1-d");
     int64_t n = t->dims[0];
     tt_dtype dt = t->dtype;
+    if (!tt_ir_view_in_bounds(n, offset, rank, dims, strides))
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "view_read: a view outside its storage of %lld elements",
+                        (long long)n);
     view_plan p;
-    if (!plan_view(n, offset, rank, dims, strides, &p))
-        return tt_error(TT_STATUS_UNSUPPORTED, "view_read: a view that is not a box of its storage");
+    if (!plan_view(n, offset, rank, dims, strides, &p)) {
+        *out = gather_view(b, flat, offset, rank, dims, strides);
+        return tt_ir_builder_status(b);
+    }
     if (p.empty) {
         *out = tt_ir_broadcast_in_dim(b, tt_ir_constant_scalar(b, dt, 0), rank, dims, NULL);
         return tt_ir_builder_status(b);
@@ -208,11 +271,17 @@ tt_status tt_ir_view_write(tt_ir_builder *b, tt_ir_value flat, int64_t offset, i
     if (!t || t->rank != 1) return tt_ir_builder_fail(b, TT_STATUS_INTERNAL, "view_write: the flat value is not 1-d");
     int64_t n = t->dims[0];
     tt_dtype dt = t->dtype;
+    if (!tt_ir_view_in_bounds(n, offset, rank, dims, strides))
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "view_write: a view outside its storage of %lld elements",
+                        (long long)n);
     view_plan p;
-    if (!plan_view(n, offset, rank, dims, strides, &p) || (p.broadcast && !p.empty))
-        return tt_error(TT_STATUS_UNSUPPORTED, "view_write: a written view that is not a box of its storage");
-    if (p.empty) {
+    bool box = plan_view(n, offset, rank, dims, strides, &p);
+    if (box && p.empty) {
         *out = flat;
+        return tt_ir_builder_status(b);
+    }
+    if (!box || p.broadcast) {
+        *out = scatter_view(b, flat, offset, rank, dims, strides, update);
         return tt_ir_builder_status(b);
     }
     if (tt_ir_view_is_whole(n, offset, rank, dims, strides)) {

@@ -251,21 +251,18 @@ tt_status tt_rt_launch(int device, tt_ir_program *program, const tt_rt_arg *args
     }
     /* ops another mode deferred run first */
     if (tt_rt_window_busy(device) && (st = tt_rt_window_cut(device, TT_RT_CUT_OTHER_MODE)) != TT_OK) return st;
+    if (mode == TT_EAGER_DEBUG) {
+        /* Work another thread (or this one, before a switch) queued on the device runs first. Three atomic loads
+         * when the queue is empty and healthy. */
+        tt_rt_stream_wait_idle(&tt_rt_g.streams[device]);
+        if ((st = queued_failure(&tt_rt_g.streams[device], op)) != TT_OK) return st;
+    }
     if (!tt_rt_g.driver_strided)
         return launch_through_window(device, program, args, n_args, results, n_results, op, mode);
     if ((st = materialize_all(args, n_args, results, n_results, op)) != TT_OK) return st;
     tt_rt_cache_entry *entry = NULL;
     if ((st = tt_rt_cache_acquire(program, op, &entry)) != TT_OK) return prefixed(st, op);
-    if (mode == TT_EAGER_DEBUG) {
-        /* Work another thread (or this one, before a switch) queued on the device runs first. Three atomic loads
-         * when the queue is empty and healthy. */
-        tt_rt_stream_wait_idle(&tt_rt_g.streams[device]);
-        if ((st = queued_failure(&tt_rt_g.streams[device], op)) != TT_OK) {
-            tt_rt_cache_entry_release(entry);
-            return st;
-        }
-        return launch_debug(device, entry, args, n_args, results, n_results, op);
-    }
+    if (mode == TT_EAGER_DEBUG) return launch_debug(device, entry, args, n_args, results, n_results, op);
     return launch_strict(device, entry, args, n_args, results, n_results, op);
 }
 

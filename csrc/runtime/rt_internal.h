@@ -151,7 +151,7 @@ typedef struct tt_rt_window {
     tt_rt_wview *views;
     int32_t n_views, cap_views;
     _Atomic int32_t n_ops;      /* ops recorded since the last cut (read without the lock: is there work?) */
-    char first_op[48];
+    char first_op[64];
 } tt_rt_window;
 
 tt_status tt_rt_window_init(tt_rt_window *w);

@@ -66,7 +66,9 @@ static tt_status read_cache_max(void) {
 /* TORCHTPU_FUSION_MAX_OPS (ops a window holds before it is cut) and TORCHTPU_LOG (comma-separated topics:
  * "fusion" prints every cut). */
 static tt_status read_fusion_config(void) {
-    unsigned long long v = 1024;
+    /* 64: big enough to fuse an op's neighbourhood, small enough that the device runs a window while the host
+     * records the next (one window per step serializes them: measured slower on an optimizer step) */
+    unsigned long long v = 64;
     const char *s = env_nonempty("TORCHTPU_FUSION_MAX_OPS");
     if (s && (!parse_u64(s, &v) || v < 1 || v > (1u << 30)))
         return tt_error(TT_STATUS_INVALID_ARGUMENT, "TORCHTPU_FUSION_MAX_OPS='%s' must be a number of ops (>= 1)", s);

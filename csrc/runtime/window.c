@@ -164,10 +164,9 @@ static bool view_fits(tt_rt_window *w, const tt_rt_tensor *t, bool write) {
     tt_rt_wslot *sl = slot_find(w, t->storage);
     if (sl && sl->dtype != t->dtype) return false; /* the same bytes as two dtypes: not expressible yet */
     int64_t n = (int64_t)(t->storage->nbytes / tt_dtype_size(t->dtype));
-    if (write) return tt_ir_view_is_whole(n, t->offset, t->rank, t->dims, t->strides) ||
-                      tt_ir_view_expressible(n, t->offset, t->rank, t->dims, t->strides, true);
-    bool in_place = (!sl || sl->flat == TT_IR_NONE) && tt_rt_g.driver_strided && tt_rt_storage_has_buffer(t->storage);
-    return in_place || tt_ir_view_expressible(n, t->offset, t->rank, t->dims, t->strides, false);
+    /* boxes become view ops, other views gathers / scatters: rank 8 leaves no room for their index dim */
+    return t->rank < TT_MAX_RANK || tt_ir_view_expressible(n, t->offset, t->rank, t->dims, t->strides, write) ||
+           (!write && (!sl || sl->flat == TT_IR_NONE) && tt_rt_g.driver_strided && tt_rt_storage_has_buffer(t->storage));
 }
 
 /* Where the user's code is now (logging only; called without the window's lock: the hook may take Python's GIL). */
@@ -219,7 +218,8 @@ static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason
     tt_ir_program *p = NULL;
     if (st == TT_OK) st = tt_ir_builder_finish(w->b, &p);
     char name[96];
-    snprintf(name, sizeof name, "fused window of %d ops (from %s)", (int)n_ops, w->first_op);
+    if (n_ops == 1) snprintf(name, sizeof name, "%s", w->first_op); /* a window of one op is that op */
+    else snprintf(name, sizeof name, "fused window of %d ops (from %s)", (int)n_ops, w->first_op);
     int64_t compiles = atomic_load(&tt_rt_g.compiles);
     if (st == TT_OK && n_out > 0) st = tt_rt_launch_queued(device, p, w->args, w->n_args, res, n_out, name);
     atomic_fetch_add(&tt_rt_g.cuts[reason], 1);
@@ -272,6 +272,16 @@ tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *arg
     for (int32_t i = 0; fits && i < n_args; i++)
         if (args[i].kind == TT_RT_ARG_TENSOR) fits = view_fits(w, &args[i].tensor, false);
     for (int32_t j = 0; fits && j < n_results; j++) fits = view_fits(w, &results[j], true);
+    /* one storage seen as two dtypes within the op (a slot keeps one) */
+    for (int32_t i = 0; fits && i < n_args + n_results; i++) {
+        const tt_rt_tensor *a = i < n_args ? &args[i].tensor : &results[i - n_args];
+        if (i < n_args && args[i].kind != TT_RT_ARG_TENSOR) continue;
+        for (int32_t j = i + 1; fits && j < n_args + n_results; j++) {
+            const tt_rt_tensor *c = j < n_args ? &args[j].tensor : &results[j - n_args];
+            if (j < n_args && args[j].kind != TT_RT_ARG_TENSOR) continue;
+            fits = a->storage != c->storage || a->dtype == c->dtype;
+        }
+    }
     if (!fits) {
         tt_status st = cut_locked(device, w, TT_RT_CUT_VIEW, where);
         pthread_mutex_unlock(&w->mu);

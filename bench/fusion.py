@@ -1,0 +1,126 @@
+"""Fused eager mode against strict mode, PyTorch CPU eager and PyTorch CPU torch.compile (Inductor), on
+elementwise-heavy work, measured in one run.
+
+    python3 bench/fusion.py [--repeats R] [--iters N] [--no-inductor] [--only NAME]
+
+Each workload runs N steps per repeat; a step ends with a sync point (torch.tpu.synchronize() on tpu), as a training
+loop's loss.item() does, so fused mode cuts its window once per step. Figures are the median over R repeats of the
+time per step, after warm-up steps (compiles excluded). Ratios > 1 mean the first is faster. Run on a quiet machine;
+the load average is printed with the figures.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+import torchtpu
+
+
+def gelu_mlp(dev):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(64, 256, generator=g).to(dev)
+    w1, b1 = (torch.randn(256, 1024, generator=g) * 0.05).to(dev), torch.randn(1024, generator=g).to(dev)
+    w2, b2 = (torch.randn(1024, 256, generator=g) * 0.05).to(dev), torch.randn(256, generator=g).to(dev)
+
+    def step():
+        h = torch.nn.functional.gelu(x @ w1 + b1)
+        return x + (h @ w2 + b2)
+    return step
+
+
+def layernorm_residual(dev):
+    g = torch.Generator().manual_seed(1)
+    x, r = torch.randn(128, 768, generator=g).to(dev), torch.randn(128, 768, generator=g).to(dev)
+    w, b = torch.randn(768, generator=g).to(dev), torch.randn(768, generator=g).to(dev)
+
+    def step():
+        h = x + r * 0.5
+        return torch.nn.functional.layer_norm(h, (768,), w, b) + h
+    return step
+
+
+def masked_softmax(dev):
+    g = torch.Generator().manual_seed(2)
+    s = torch.randn(4, 8, 64, 64, generator=g).to(dev)
+    mask = torch.ones(64, 64, dtype=torch.bool).triu(1).to(dev)
+
+    def step():
+        a = (s * 0.125).masked_fill(mask, float("-inf"))
+        return torch.softmax(a, dim=-1) * 1.1
+    return step
+
+
+def adamw(dev):
+    g = torch.Generator().manual_seed(3)
+    params = [torch.randn(64, 64, generator=g).to(dev).requires_grad_() for _ in range(40)]
+    for p in params:
+        p.grad = torch.randn(64, 64, generator=g).to(dev)
+    opt = torch.optim.AdamW(params, lr=1e-3, foreach=False)
+
+    def step():
+        opt.step()
+        return params[0]
+    return step
+
+
+WORKLOADS = {"gelu_mlp": gelu_mlp, "layernorm_residual": layernorm_residual, "masked_softmax": masked_softmax,
+             "adamw": adamw}
+
+
+def time_steps(step, sync, iters, repeats, warmup=3):
+    for _ in range(warmup):
+        out = step()
+        sync()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            out = step()  # held across the sync: fused mode computes only what something references
+            sync()
+            del out
+        times.append((time.perf_counter() - t0) / iters)
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--no-inductor", action="store_true")
+    ap.add_argument("--only", default="")
+    a = ap.parse_args()
+    torch.set_num_threads(os.cpu_count() or 1)
+    print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}; torch threads "
+          f"{torch.get_num_threads()}, host driver threads {torchtpu._C.host_num_threads()}")
+    names = [n for n in WORKLOADS if not a.only or n in a.only.split(",")]
+    print(f"{'workload':<20} {'cpu eager':>10} {'inductor':>10} {'strict':>10} {'fused':>10}   "
+          f"{'fused/strict':>12} {'fused/inductor':>14} {'fused/cpu':>9}")
+    tpu_sync = torch.tpu.synchronize
+    for name in names:
+        make = WORKLOADS[name]
+        cpu = time_steps(make("cpu"), lambda: None, a.iters, a.repeats)
+        ind = float("nan")
+        if not a.no_inductor:
+            torch._dynamo.reset()
+            if name == "adamw":
+                opt_step = make("cpu")
+                ind = time_steps(torch.compile(opt_step), lambda: None, a.iters, a.repeats, warmup=5)
+            else:
+                ind = time_steps(torch.compile(make("cpu")), lambda: None, a.iters, a.repeats, warmup=5)
+        res = {}
+        for mode in ("strict", "fused"):
+            torchtpu.set_eager_mode(mode)
+            res[mode] = time_steps(make("tpu"), tpu_sync, a.iters, a.repeats)
+        torchtpu.set_eager_mode("strict")
+        us = lambda t: f"{t * 1e6:9.0f}u"  # noqa: E731
+        print(f"{name:<20} {us(cpu)} {us(ind)} {us(res['strict'])} {us(res['fused'])}   "
+              f"{res['strict'] / res['fused']:11.2f}x {ind / res['fused']:13.2f}x {cpu / res['fused']:8.2f}x")
+        sys.stdout.flush()
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
