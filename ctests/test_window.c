@@ -312,6 +312,9 @@ static void out_of_memory_at_a_cut_is_an_error_at_the_sync_and_the_device_recove
     tt_status st = tt_rt_synchronize(0); /* 8 x 24 bytes + x's 24: over 200 */
     TT_CHECK(st == TT_STATUS_OUT_OF_MEMORY);
     TT_CHECK(strstr(tt_last_error(), "fused window of 8 ops") != NULL);
+    float g0[6];
+    TT_CHECK(tt_rt_read(p[0], 0, g0, sizeof g0) == TT_STATUS_OUT_OF_MEMORY); /* its producer failed: raised again */
+    TT_CHECK(strstr(tt_last_error(), "fused window of 8 ops") != NULL);
     for (int k = 0; k < 8; k++) tt_rt_storage_release(p[k]);
     tt_rt_storage *q = pending(6);
     TT_CHECK_OK(run2(add, dense2(x, 2, 3), dense2(x, 2, 3), dense2(q, 2, 3), "q = x + x"));

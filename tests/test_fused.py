@@ -223,9 +223,14 @@ def test_threads_record_into_one_window_safely(fused):
 # ---- errors --------------------------------------------------------------------------------------------------
 def test_an_error_in_a_deferred_op_raises_at_the_sync_and_the_device_stays_usable(fused):
     x = torch.arange(3.0, device="tpu")
-    with pytest.raises(IndexError):
-        x[torch.tensor([5], device="tpu")].cpu()
+    y = x[torch.tensor([5], device="tpu")] * 2
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+        y.cpu()
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):  # its producer failed: raised again, not garbage
+        y.cpu()
     assert torch.equal((x + 1).cpu(), torch.tensor([1.0, 2.0, 3.0]))
+    y.fill_(1)  # written again: readable
+    assert torch.equal(y.cpu(), torch.ones(1))
 
 
 def test_mode_switch_inside_a_window_runs_the_window_first(fused):

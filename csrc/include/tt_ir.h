@@ -362,6 +362,9 @@ tt_status tt_ir_builder_inline(tt_ir_builder *b, const tt_ir_program *p, const t
  * (contiguous, sliced, stepped, transposed, selected, diagonal, expanded views) is a box: slices, reshapes,
  * transposes, pads, broadcasts. Any other view in bounds (overlapping windows, as_strided) is a gather of its
  * elements, and written, a scatter (in the view's row-major order the last write to an element wins, as CPU's). */
+/* Gather attributes that pick single elements of a 1-d operand: indices [..., 1] with the index in dim
+ * index_vector_dim (element k of the result is operand[indices[k]]). */
+tt_ir_attrs tt_ir_gather_elements_attrs(int32_t index_vector_dim);
 bool tt_ir_view_in_bounds(int64_t n, int64_t offset, int32_t rank, const int64_t *dims, const int64_t *strides);
 /* Is the view a box (for_write: with no stride-0 dim), i.e. expressed without gather/scatter? */
 bool tt_ir_view_expressible(int64_t n, int64_t offset, int32_t rank, const int64_t *dims, const int64_t *strides,

@@ -106,6 +106,17 @@ static tt_ir_value flat_range(tt_ir_builder *b, tt_ir_value x, int64_t n, int64_
     return tt_ir_slice(b, x, &start, &limit, NULL);
 }
 
+tt_ir_attrs tt_ir_gather_elements_attrs(int32_t index_vector_dim) {
+    tt_ir_attrs a;
+    memset(&a, 0, sizeof a);
+    a.gather.collapsed_slice_dims.n = 1;
+    a.gather.start_index_map.n = 1;
+    a.gather.slice_sizes.n = 1;
+    a.gather.slice_sizes.v[0] = 1;
+    a.gather.index_vector_dim = index_vector_dim;
+    return a;
+}
+
 bool tt_ir_view_in_bounds(int64_t n, int64_t offset, int32_t rank, const int64_t *dims, const int64_t *strides) {
     if (rank < 0 || rank > TT_MAX_RANK || offset < 0) return false;
     int64_t last = offset;
@@ -142,13 +153,7 @@ static tt_ir_value element_indices(tt_ir_builder *b, int64_t offset, int32_t ran
 
 static tt_ir_value gather_view(tt_ir_builder *b, tt_ir_value flat, int64_t offset, int32_t rank, const int64_t *dims,
                                const int64_t *strides) {
-    tt_ir_attrs a;
-    memset(&a, 0, sizeof a);
-    a.gather.collapsed_slice_dims.n = 1;
-    a.gather.start_index_map.n = 1;
-    a.gather.slice_sizes.n = 1;
-    a.gather.slice_sizes.v[0] = 1;
-    a.gather.index_vector_dim = rank;
+    tt_ir_attrs a = tt_ir_gather_elements_attrs(rank);
     return tt_ir_gather(b, flat, element_indices(b, offset, rank, dims, strides), &a);
 }
 

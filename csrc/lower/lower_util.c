@@ -66,13 +66,7 @@ tt_dtype tt_lower_default_float(const tt_lower_ctx *ctx) {
 }
 
 tt_ir_attrs tt_lower_gather_elements_attrs(int32_t index_vector_dim, bool check_bounds) {
-    tt_ir_attrs a;
-    memset(&a, 0, sizeof a);
-    a.gather.collapsed_slice_dims.n = 1;
-    a.gather.start_index_map.n = 1;
-    a.gather.slice_sizes.n = 1;
-    a.gather.slice_sizes.v[0] = 1;
-    a.gather.index_vector_dim = index_vector_dim;
+    tt_ir_attrs a = tt_ir_gather_elements_attrs(index_vector_dim);
     a.gather.check_bounds = check_bounds;
     return a;
 }

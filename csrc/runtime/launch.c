@@ -315,6 +315,9 @@ tt_status tt_rt_read(tt_rt_storage *src, size_t offset, void *dst, size_t nbytes
     if ((st = sync_devices(src->device)) != TT_OK) return st;
     if (!nbytes) return TT_OK;
     if ((st = tt_rt_storage_materialize(src)) != TT_OK) return st; /* never written: undefined bytes, as torch.empty */
+    tt_rt_poison *p = atomic_load(&src->poison);
+    if (p) /* racy only against a concurrent write of the same storage, which a correct program does not do */
+        return tt_error(p->status, "%s (this tensor was to be written by that failed op, or by work after it)", p->msg);
     tt_driver *drv = tt_rt_g.driver;
     if ((st = drv->iface.read(drv->ctx, src->buffer, offset, dst, nbytes)) != TT_OK) return st;
     atomic_fetch_add_explicit(&tt_rt_g.bytes_to_host, (int64_t)nbytes, memory_order_relaxed);

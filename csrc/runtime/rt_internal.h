@@ -12,6 +12,14 @@
 #define TT_RT_QUEUE_CAP 256 /* work slots per stream (a power of two; 256 slots stay in L2); producers wait when all are taken */
 #define TT_RT_MSG_SIZE 1024  /* same as the thread-local error buffer */
 
+/* The error of a failed queued op, kept by the storages it (or work skipped after it) should have written: a read
+ * of one raises it again instead of returning bytes nobody wrote. Shared, reference-counted. */
+typedef struct tt_rt_poison {
+    _Atomic int32_t refs;
+    tt_status status;
+    char msg[TT_RT_MSG_SIZE];
+} tt_rt_poison;
+
 struct tt_rt_storage {
     _Atomic int64_t refcount;
     int device;
@@ -23,12 +31,19 @@ struct tt_rt_storage {
     _Atomic bool has_buffer;
     void *address;       /* identity for the shim (DataPtr): the buffer's address, or the record's own while pending */
     _Atomic int32_t wslot; /* its slot in its device's window, -1 when no window holds it (under the window lock) */
+    _Atomic(tt_rt_poison *) poison; /* one reference, or NULL; cleared by the next successful write */
     uint32_t generation; /* tt_rt_g.generation at creation */
     struct tt_rt_storage *next_free; /* link in a cache free list (refcount 0) */
 };
 
 /* Gives a pending storage its buffer (no-op once it has one). OUT_OF_MEMORY as tt_rt_storage_create. */
 tt_status tt_rt_storage_materialize(tt_rt_storage *s);
+tt_rt_poison *tt_rt_poison_new(tt_status st, const char *msg); /* NULL on out of memory (then nothing is kept) */
+void tt_rt_poison_release(tt_rt_poison *p);                      /* accepts NULL */
+void tt_rt_storage_poison(tt_rt_storage *s, tt_rt_poison *p);     /* s keeps its own reference (p may be NULL) */
+static inline void tt_rt_storage_unpoison(tt_rt_storage *s) {
+    if (atomic_load_explicit(&s->poison, memory_order_relaxed)) tt_rt_poison_release(atomic_exchange(&s->poison, NULL));
+}
 static inline bool tt_rt_storage_has_buffer(const tt_rt_storage *s) {
     return atomic_load_explicit(&s->has_buffer, memory_order_acquire);
 }

@@ -136,20 +136,28 @@ static tt_status storage_alloc(int device, size_t nbytes, tt_rt_storage **out) {
     return TT_OK;
 }
 
-tt_status tt_rt_storage_create(int device, size_t nbytes, tt_rt_storage **out) {
+/* The checks both ways of creating a storage make (the runtime started, an out pointer, a device). */
+static tt_status check_create(int device, tt_rt_storage **out, const char *fn) {
     tt_status st = tt_rt_ensure();
     if (st != TT_OK) return st;
-    if (!out) return tt_error(TT_STATUS_INVALID_ARGUMENT, "tt_rt_storage_create: out is NULL");
+    if (!out) return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: out is NULL", fn);
     *out = NULL;
     if (!tt_rt_device_valid(device))
         return tt_error(TT_STATUS_INVALID_ARGUMENT, "tpu:%d does not exist (%d device%s)", device, tt_rt_g.n_devices,
                         tt_rt_g.n_devices == 1 ? "" : "s");
+    return TT_OK;
+}
+
+tt_status tt_rt_storage_create(int device, size_t nbytes, tt_rt_storage **out) {
+    tt_status st = check_create(device, out, "tt_rt_storage_create");
+    if (st != TT_OK) return st;
     /* A reused buffer keeps its old bytes (like torch.empty). */
     tt_rt_storage *s = tt_rt_g.cache_max ? cache_take(device, nbytes) : NULL;
     if (!s && (st = storage_alloc(device, nbytes, &s)) != TT_OK) return st;
     atomic_init(&s->refcount, 1);
     atomic_store(&s->has_buffer, true);
     atomic_store(&s->wslot, -1);
+    atomic_store(&s->poison, NULL);
     s->generation = atomic_load(&tt_rt_g.generation);
     s->nbytes = nbytes;
     s->next_free = NULL;
@@ -159,28 +167,40 @@ tt_status tt_rt_storage_create(int device, size_t nbytes, tt_rt_storage **out) {
 }
 
 tt_status tt_rt_storage_create_pending(int device, size_t nbytes, tt_rt_storage **out) {
-    tt_status st = tt_rt_ensure();
+    tt_status st = check_create(device, out, "tt_rt_storage_create_pending");
     if (st != TT_OK) return st;
-    if (!out) return tt_error(TT_STATUS_INVALID_ARGUMENT, "tt_rt_storage_create_pending: out is NULL");
-    *out = NULL;
-    if (!tt_rt_device_valid(device))
-        return tt_error(TT_STATUS_INVALID_ARGUMENT, "tpu:%d does not exist (%d device%s)", device, tt_rt_g.n_devices,
-                        tt_rt_g.n_devices == 1 ? "" : "s");
     if (tt_rt_mode_now() != TT_EAGER_FUSED) return tt_rt_storage_create(device, nbytes, out);
-    {
-        /* Pending: a record without a buffer; its address is the record's own (unique while it lives). */
-        tt_rt_storage *p = calloc(1, sizeof *p);
-        if (!p) return tt_error(TT_STATUS_OUT_OF_MEMORY, "out of host memory for a storage record");
-        atomic_init(&p->refcount, 1);
-        atomic_init(&p->has_buffer, false);
-        atomic_init(&p->wslot, -1);
-        p->device = device;
-        p->generation = atomic_load(&tt_rt_g.generation);
-        p->nbytes = nbytes;
-        p->address = p;
-        *out = p;
-        return TT_OK;
-    }
+    /* Pending: a record without a buffer; its address is the record's own (unique while it lives). */
+    tt_rt_storage *p = calloc(1, sizeof *p);
+    if (!p) return tt_error(TT_STATUS_OUT_OF_MEMORY, "out of host memory for a storage record");
+    atomic_init(&p->refcount, 1);
+    atomic_init(&p->has_buffer, false);
+    atomic_init(&p->wslot, -1);
+    atomic_init(&p->poison, NULL);
+    p->device = device;
+    p->generation = atomic_load(&tt_rt_g.generation);
+    p->nbytes = nbytes;
+    p->address = p;
+    *out = p;
+    return TT_OK;
+}
+
+tt_rt_poison *tt_rt_poison_new(tt_status st, const char *msg) {
+    tt_rt_poison *p = malloc(sizeof *p);
+    if (!p) return NULL;
+    atomic_init(&p->refs, 1);
+    p->status = st;
+    snprintf(p->msg, sizeof p->msg, "%s", msg);
+    return p;
+}
+
+void tt_rt_poison_release(tt_rt_poison *p) {
+    if (p && atomic_fetch_sub(&p->refs, 1) == 1) free(p);
+}
+
+void tt_rt_storage_poison(tt_rt_storage *s, tt_rt_poison *p) {
+    if (p) atomic_fetch_add(&p->refs, 1);
+    tt_rt_poison_release(atomic_exchange(&s->poison, p));
 }
 
 tt_status tt_rt_storage_materialize(tt_rt_storage *s) {
@@ -213,6 +233,7 @@ void tt_rt_storage_retain(tt_rt_storage *s) {
 
 void tt_rt_storage_release(tt_rt_storage *s) {
     if (!s || atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
+    tt_rt_storage_unpoison(s);
     /* After tt_rt_shutdown the driver that made the buffer is gone (and with it the buffer): only the record is
      * left to free. The generation tells a storage of an earlier start-up from one of the current. */
     if (!tt_rt_g.driver || !atomic_load_explicit(&tt_rt_g.ready, memory_order_acquire) ||

@@ -156,6 +156,7 @@ static void *worker_main(void *arg) {
     tt_rt_stream *s = arg;
     tt_rt_work *ring = atomic_load(&s->ring);
     char msg[TT_RT_MSG_SIZE];
+    tt_rt_poison *failure = NULL; /* the error items are skipped for, kept by what they should have written */
     for (uint64_t ticket = atomic_load(&s->deq);; ticket++) {
         tt_rt_work *w = &ring[ticket & (TT_RT_QUEUE_CAP - 1)];
         if (!published(w, ticket) && !wait_published(s, w, ticket)) break;
@@ -172,6 +173,18 @@ static void *worker_main(void *arg) {
         }
         /* A marker is reached even when items are being skipped: the event completes, its sync reports the error. */
         if (w->kind == TT_RT_WORK_EVENT) event_reached(w->event, w->device, ticket + 1);
+        if (!skip && failure) { /* the error was taken by a sync: a new epoch */
+            tt_rt_poison_release(failure);
+            failure = NULL;
+        }
+        if (st != TT_OK && !failure) failure = tt_rt_poison_new(st, msg);
+        if (w->kind == TT_RT_WORK_LAUNCH || w->kind == TT_RT_WORK_WRITE) {
+            int32_t n_written = w->kind == TT_RT_WORK_WRITE ? 1 : w->n_results;
+            for (int32_t i = w->n_storages - n_written; i < w->n_storages; i++) {
+                if (skip || st != TT_OK) tt_rt_storage_poison(w->storages[i], failure);
+                else tt_rt_storage_unpoison(w->storages[i]);
+            }
+        }
         tt_rt_work_clear(w); /* may free storages and executables: done before the item counts as finished */
         if (st != TT_OK) {
             pthread_mutex_lock(&s->mu);
@@ -185,6 +198,7 @@ static void *worker_main(void *arg) {
         atomic_store_explicit(&s->deq, ticket + 1, memory_order_release);
         after_item(s, ticket + 1);
     }
+    tt_rt_poison_release(failure);
     return NULL;
 }
 

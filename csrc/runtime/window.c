@@ -233,9 +233,16 @@ static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason
     if (res != stack_res) free(res);
     tt_ir_program_destroy(p);
     char msg[TT_RT_MSG_SIZE];
-    if (st != TT_OK) snprintf(msg, sizeof msg, "%s", tt_last_error());
+    if (st != TT_OK) {
+        snprintf(msg, sizeof msg, "%s: %s", name, tt_last_error());
+        /* what the window should have written raises this error when read, instead of giving undefined bytes */
+        tt_rt_poison *poison = tt_rt_poison_new(st, msg);
+        for (int32_t i = 0; i < w->n_slots; i++)
+            if (w->slots[i].written) tt_rt_storage_poison(w->slots[i].s, poison);
+        tt_rt_poison_release(poison);
+    }
     window_clear(w);
-    return st == TT_OK ? TT_OK : tt_error(st, "%s: %s", name, msg);
+    return st == TT_OK ? TT_OK : tt_error(st, "%s", msg);
 }
 
 tt_status tt_rt_window_cut(int device, tt_rt_cut_reason reason) {
