@@ -169,15 +169,25 @@ static tt_ir_value scatter_view(tt_ir_builder *b, tt_ir_value flat, int64_t offs
     return tt_ir_scatter(b, flat, element_indices(b, offset, rank, dims, strides), update, &a);
 }
 
+/* The flat value's length and dtype, after checking it is 1-d and the view lies inside it. */
+static tt_status check_flat(tt_ir_builder *b, tt_ir_value flat, int64_t offset, int32_t rank, const int64_t *dims,
+                            const int64_t *strides, const char *what, int64_t *n, tt_dtype *dt) {
+    const tt_ir_type *t = tt_ir_type_of(b, flat);
+    if (!t || t->rank != 1) return tt_ir_builder_fail(b, TT_STATUS_INTERNAL, "%s: the flat value is not 1-d", what);
+    *n = t->dims[0];
+    *dt = t->dtype;
+    if (!tt_ir_view_in_bounds(*n, offset, rank, dims, strides))
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: a view outside its storage of %lld elements", what,
+                        (long long)*n);
+    return TT_OK;
+}
+
 tt_status tt_ir_view_read(tt_ir_builder *b, tt_ir_value flat, int64_t offset, int32_t rank, const int64_t *dims,
                           const int64_t *strides, tt_ir_value *out) {
-    const tt_ir_type *t = tt_ir_type_of(b, flat);
-    if (!t || t->rank != 1) return tt_ir_builder_fail(b, TT_STATUS_INTERNAL, "view_read: the flat value is not 1-d");
-    int64_t n = t->dims[0];
-    tt_dtype dt = t->dtype;
-    if (!tt_ir_view_in_bounds(n, offset, rank, dims, strides))
-        return tt_error(TT_STATUS_INVALID_ARGUMENT, "view_read: a view outside its storage of %lld elements",
-                        (long long)n);
+    int64_t n;
+    tt_dtype dt;
+    tt_status st = check_flat(b, flat, offset, rank, dims, strides, "view_read", &n, &dt);
+    if (st != TT_OK) return st;
     view_plan p;
     if (!plan_view(n, offset, rank, dims, strides, &p)) {
         *out = gather_view(b, flat, offset, rank, dims, strides);
@@ -272,13 +282,10 @@ static tt_ir_value place_range(tt_ir_builder *b, tt_ir_value r, int64_t n, int64
 
 tt_status tt_ir_view_write(tt_ir_builder *b, tt_ir_value flat, int64_t offset, int32_t rank, const int64_t *dims,
                            const int64_t *strides, tt_ir_value update, tt_ir_value *out) {
-    const tt_ir_type *t = tt_ir_type_of(b, flat);
-    if (!t || t->rank != 1) return tt_ir_builder_fail(b, TT_STATUS_INTERNAL, "view_write: the flat value is not 1-d");
-    int64_t n = t->dims[0];
-    tt_dtype dt = t->dtype;
-    if (!tt_ir_view_in_bounds(n, offset, rank, dims, strides))
-        return tt_error(TT_STATUS_INVALID_ARGUMENT, "view_write: a view outside its storage of %lld elements",
-                        (long long)n);
+    int64_t n;
+    tt_dtype dt;
+    tt_status st = check_flat(b, flat, offset, rank, dims, strides, "view_write", &n, &dt);
+    if (st != TT_OK) return st;
     view_plan p;
     bool box = plan_view(n, offset, rank, dims, strides, &p);
     if (box && p.empty) {
