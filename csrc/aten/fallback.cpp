@@ -21,6 +21,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "op_plan.h"
 #include "shim.h"
 
 namespace torchtpu {
@@ -58,22 +59,7 @@ void reset_fallback_counts() {
 }
 
 // ---- per-operator plan (computed once per schema) -------------------------------------------------------------
-enum class ArgKind {
-    Tensor, TensorList, OptTensorList, Scalar, Int, IntList, Float, Bool, BoolList, DType, String, Generator, Other
-};
-enum class PlanKind { Functional, Inplace, Out };
 
-// The ops whose CPU kernels give results the memory format their inputs suggest (a channels_last input gives a
-// channels_last result): convolutions, norms, pooling, upsampling, padding, cat. from[k]: the Tensor arguments (bit
-// i = the i-th Tensor argument of the schema) whose suggested format result k takes, the first channels_last one
-// winning (a convolution's input or weight); 0 leaves result k row-major. list_all: a TensorList argument decides,
-// when every tensor in it suggests the same format (cat). only_4d: 5-d results stay row-major (CPU's conv3d).
-struct FormatRule {
-    const char* op;
-    uint8_t from[3];
-    bool list_all;
-    bool only_4d;
-};
 static const FormatRule kFormatRules[] = {
     {"aten::convolution", {0b011}, false, true},
     {"aten::convolution_backward", {0b110, 0b100}, false, true},  // grad_input: input or weight; grad_weight: weight
@@ -100,24 +86,6 @@ static const FormatRule kFormatRules[] = {
     {"aten::cat", {0b1}, true, false},
 };
 
-struct Plan {
-    tt_lower_fn fn = nullptr;
-    std::string key;     // "aten::add_.Tensor" (the op as called)
-    std::string lowered; // the lowering used, "aten::add.Tensor"
-    PlanKind kind = PlanKind::Functional;
-    size_t n_inputs = 0;           // leading schema args passed to the lowering
-    std::vector<size_t> targets;   // written args (inplace: {0}; out: the out args)
-    size_t n_results = 0;          // results the lowering produces
-    size_t n_defaulted = 0;        // trailing optional functional args an out= form lacks (factory dtype=...)
-    std::vector<ArgKind> kinds;    // per input
-    bool has_index_lists = false;  // some input is a List[Optional[Tensor]] (prepare_index_lists)
-    // A TensorIterator op on CPU (the "pointwise" tag on the op or its functional form): CPU's overlap checks
-    // for its writes and its output layout rule apply.
-    bool pointwise = false;
-    bool overlap_exempt = false;  // fill_/zero_: CPU's fill skips the overlap check (every element gets one value)
-    const FormatRule* format = nullptr;  // results follow the inputs' memory format (kFormatRules)
-    bool no_input_overlap = false;  // cat: an out= that shares any memory with an input raises (CPU's assert_no_overlap)
-};
 
 static ArgKind arg_kind_of(const c10::TypePtr& type0) {
     c10::TypePtr type = type0;
@@ -297,6 +265,7 @@ static int first_tpu_device(const Plan& plan, const torch::jit::Stack& stack, si
 }
 
 static void rng_reserve(void* user, int device, uint64_t count, uint64_t* seed, uint64_t* offset) {
+    t_op_used_rng = true;
     rng_reserve_on(static_cast<c10::GeneratorImpl*>(user), device, count, seed, offset);
 }
 
@@ -309,6 +278,8 @@ struct OpBuild {
     std::vector<std::vector<tt_ir_value>> value_lists; // storage for TENSORS
     c10::SmallVector<std::pair<int32_t, at::Tensor>, 4> tensor_params; // param index -> tensor
     int device = -1;
+    std::vector<SigItem> items;  // each tensor argument's slot in build order (the signature cache's binding)
+    bool resized = false;        // an out= target was resized (the path is not cached)
     std::string declined;  // why the arguments cannot run natively (the fallback warning names it)
 };
 
@@ -333,6 +304,7 @@ static void note_device(OpBuild& ob, const at::Tensor& t) {
 // Declines (returns false) for inputs the core cannot take, so the op falls back.
 static bool tensor_arg(OpBuild& ob, const at::Tensor& t, tt_arg& a) {
     a.kind = TT_ARG_TENSOR;
+    ob.items.emplace_back();
     if (!t.defined()) {
         a.kind = TT_ARG_NONE;
         return true;
@@ -352,6 +324,7 @@ static bool tensor_arg(OpBuild& ob, const at::Tensor& t, tt_arg& a) {
             int64_t iv = s.isFloatingPoint() ? 0 : s.toLong();
             double fv = s.isFloatingPoint() ? s.toDouble() : (double)iv;
             a.value = tt_lower_scalar_param(&ob.ctx, dt, iv, fv);
+            ob.items.back().scalar = ob.ctx.n_scalars - 1;
             a.wrapped_number = t.unsafeGetTensorImpl()->is_wrapped_number();
             a.dtype = dt;
             return a.value != TT_IR_NONE;
@@ -365,6 +338,7 @@ static bool tensor_arg(OpBuild& ob, const at::Tensor& t, tt_arg& a) {
     }
     note_device(ob, t);
     int32_t idx = tt_ir_builder_num_params(ob.ctx.b);
+    ob.items.back().param = idx;
     a.value = tt_ir_param(ob.ctx.b, dt, (int32_t)t.dim(), t.sizes().data());
     a.dtype = dt;
     a.n = (int32_t)t.dim();  // rank, read by tt_lower_result_type
@@ -502,31 +476,126 @@ static std::string shape_str(const int64_t* d, int32_t r) {
 static std::atomic<bool> g_launched{false};
 bool launched_any() { return g_launched.load(std::memory_order_relaxed); }
 
-static void launch(OpBuild& ob, const Results& results, const char* name) {
+// Launches prog with results as its outputs; fill(rargs) binds its parameters. The results' views are taken first: a
+// copy-on-write result is materialized before an input view of the same tensor is taken.
+template <class Fill>
+static void launch_with(int device, tt_ir_program* prog, const Results& results, const char* name, Fill fill) {
     if (!g_launched.load(std::memory_order_relaxed)) g_launched.store(true, std::memory_order_relaxed);
-    tt_ir_program* raw = nullptr;
-    TT_CHECK(tt_ir_builder_finish(ob.ctx.b, &raw));
-    std::unique_ptr<tt_ir_program, void (*)(tt_ir_program*)> owned(raw, tt_ir_program_destroy);
-    tt_ir_program* prog = raw;
-    // Results first: a copy-on-write result is materialized before an input view of the same tensor is taken.
     c10::SmallVector<tt_rt_tensor, 2> rres;
     for (auto& t : results) rres.push_back(view_for_write(t));
     c10::SmallVector<tt_rt_arg, 4> rargs(prog->n_params);
-    for (auto& [idx, t] : ob.tensor_params) {
-        rargs[idx].kind = TT_RT_ARG_TENSOR;
-        rargs[idx].tensor = view_for_read(t);
-    }
-    for (int32_t k = 0; k < ob.ctx.n_scalars; k++) {
-        const tt_lower_scalar& s = ob.ctx.scalars[k];
-        rargs[s.param_index].kind = TT_RT_ARG_SCALAR;
-        rargs[s.param_index].i = s.i;
-        rargs[s.param_index].f = s.f;
-    }
-    if (trace_active())
-        trace_record(prog, ob.tensor_params.data(), ob.tensor_params.size(), ob.ctx, results.data(), results.size());
-    tt_status st = tt_rt_launch(ob.device, prog, rargs.data(), (int32_t)rargs.size(), rres.data(),
-                                (int32_t)rres.size(), name);
+    fill(rargs);
+    tt_status st = tt_rt_launch(device, prog, rargs.data(), (int32_t)rargs.size(), rres.data(), (int32_t)rres.size(),
+                                name);
     if (st != TT_OK) raise_status(st, "");
+}
+
+static void bind_scalar(tt_rt_arg& a, const tt_lower_scalar& s) {
+    a.kind = TT_RT_ARG_SCALAR;
+    a.i = s.i;
+    a.f = s.f;
+}
+
+// Finishes the op's program and launches it; returns the program (owned) for the signature cache.
+static tt_ir_program* launch(OpBuild& ob, const Results& results, const char* name) {
+    tt_ir_program* raw = nullptr;
+    TT_CHECK(tt_ir_builder_finish(ob.ctx.b, &raw));
+    std::unique_ptr<tt_ir_program, void (*)(tt_ir_program*)> owned(raw, tt_ir_program_destroy);
+    if (trace_active())
+        trace_record(raw, ob.tensor_params.data(), ob.tensor_params.size(), ob.ctx, results.data(), results.size());
+    launch_with(ob.device, raw, results, name, [&](c10::SmallVector<tt_rt_arg, 4>& rargs) {
+        for (auto& [idx, t] : ob.tensor_params) {
+            rargs[idx].kind = TT_RT_ARG_TENSOR;
+            rargs[idx].tensor = view_for_read(t);
+        }
+        for (int32_t k = 0; k < ob.ctx.n_scalars; k++) bind_scalar(rargs[ob.ctx.scalars[k].param_index], ob.ctx.scalars[k]);
+    });
+    return owned.release();
+}
+
+// A 0-d CPU tensor's value as the scalar parameter tensor_arg makes of it.
+static void cpu_scalar_value(const at::Tensor& t, tt_lower_scalar& s) {
+    c10::Scalar v = t.item();
+    s.i = v.isFloatingPoint() ? 0 : v.toLong();
+    s.f = v.isFloatingPoint() ? v.toDouble() : (double)s.i;
+}
+
+static bool row_major(at::IntArrayRef sizes, at::IntArrayRef strides) {
+    int64_t expect = 1;
+    for (size_t d = sizes.size(); d-- > 0;) {
+        if (strides[d] != expect) return false;
+        expect *= sizes[d];
+    }
+    return true;
+}
+
+// The normal path's outcome as a signature: what a hit needs to allocate the same results and bind the same program.
+static std::unique_ptr<Signature> make_signature(const Plan& plan, OpBuild& ob, tt_ir_program* prog,
+                                                 const Results& results, const c10::SmallVector<tt_ir_value, 4>& outs) {
+    auto sg = std::make_unique<Signature>();
+    sg->program = prog;
+    sg->device = ob.device;
+    sg->items = ob.items;
+    sg->scalars.assign(ob.ctx.scalars, ob.ctx.scalars + ob.ctx.n_scalars);
+    if (plan.kind == PlanKind::Functional) {
+        size_t next = 0;
+        for (tt_ir_value v : outs) {
+            SigResult r;
+            if (v != TT_IR_NONE) {
+                const at::Tensor& t = results[next++];
+                r.defined = true;
+                to_tt_dtype(t.scalar_type(), &r.dtype);
+                r.sizes.assign(t.sizes().begin(), t.sizes().end());
+                if (!row_major(t.sizes(), t.strides())) r.strides.assign(t.strides().begin(), t.strides().end());
+            }
+            sg->results.push_back(std::move(r));
+        }
+    }
+    return sg;
+}
+
+// A signature hit: the cached program on fresh results, its parameters bound to this call's tensors and numbers.
+static void run_signature(const Plan& plan, const Signature& sg, const SigKey& key, torch::jit::Stack* stack,
+                          size_t first) {
+    Results results;
+    if (plan.kind == PlanKind::Functional) {
+        PendingResults pending;
+        for (const SigResult& r : sg.results) {
+            if (!r.defined) continue;
+            const c10::ScalarType dt = to_torch_dtype(r.dtype);
+            results.push_back(r.strides.empty()
+                                  ? empty_tpu(r.sizes, dt, sg.device)
+                                  : at::empty_strided(r.sizes, r.strides,
+                                                      at::TensorOptions().dtype(dt).device(c10::DeviceType::PrivateUse1,
+                                                                                           sg.device)));
+        }
+    } else {
+        for (size_t t : plan.targets) results.push_back((*stack)[first + t].toTensor());
+    }
+    launch_with(sg.device, sg.program, results, plan.key.c_str(), [&](c10::SmallVector<tt_rt_arg, 4>& rargs) {
+        for (const tt_lower_scalar& s : sg.scalars) bind_scalar(rargs[s.param_index], s);
+        for (size_t k = 0; k < sg.items.size(); k++) {
+            const SigItem& it = sg.items[k];
+            if (it.param >= 0) {
+                rargs[it.param].kind = TT_RT_ARG_TENSOR;
+                rargs[it.param].tensor = view_for_read(*key.items[k]);
+            } else if (it.scalar >= 0) {
+                tt_lower_scalar s = sg.scalars[it.scalar];
+                cpu_scalar_value(*key.items[k], s);
+                bind_scalar(rargs[s.param_index], s);
+            }
+        }
+    });
+    torch::jit::drop(*stack, n_args_of(plan));
+    if (plan.kind != PlanKind::Functional) {
+        for (auto& r : results) stack->emplace_back(std::move(r));
+        return;
+    }
+    size_t next = 0;
+    for (const SigResult& r : sg.results) {
+        if (r.defined) stack->emplace_back(std::move(results[next++]));
+        else stack->emplace_back(at::Tensor());
+    }
 }
 
 
@@ -654,6 +723,22 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack, std::string* 
     const size_t n_args = n_args_of(plan);
     const size_t first = stack->size() - n_args;
     if (plan.has_index_lists) prepare_index_lists(plan, stack, first);
+    // One key buffer per nesting level (an op's allocation may dispatch another op): no heap on the per-op path.
+    static thread_local SigKey keys[4];
+    static thread_local int depth = 0;
+    struct Nest {
+        int& d;
+        ~Nest() { d--; }
+    } nest{++depth};
+    SigKey& key = keys[std::min(depth, 4) - 1];
+    const bool keyed = depth <= 4 && signature_key(plan, *stack, first, key);
+    if (keyed) {
+        if (const Signature* sg = signature_find(key)) {
+            run_signature(plan, *sg, key, stack, first);
+            return true;
+        }
+    }
+    t_op_used_rng = false;
     OpBuild ob;
     tt_ir_builder* b = thread_builder();
     tt_ir_builder_reset(b);
@@ -752,6 +837,7 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack, std::string* 
                                "resized unless they have zero elements. You can explicitly reuse an out tensor t by "
                                "resizing it, inplace, to zero elements with t.resize_(0).");
                 target.resize_(rs);
+                ob.resized = true;
                 if (plan.pointwise) {  // a resized out= tensor takes the layout rule too, as TensorIterator restrides it
                     auto strides = pointwise_strides(ob, rs);
                     if (!strides.empty()) target.as_strided_(rs, strides);
@@ -763,7 +849,13 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack, std::string* 
     }
     bool any = false;
     for (auto& r : results) any = any || r.numel() > 0;
-    if (any) launch(ob, results, plan.key.c_str());
+    if (any) {
+        tt_ir_program* prog = launch(ob, results, plan.key.c_str());
+        if (keyed && !t_op_used_rng && !ob.resized && ob.items.size() == key.items.size())
+            signature_insert(key, make_signature(plan, ob, prog, results, outs));
+        else
+            tt_ir_program_destroy(prog);
+    }
 
     torch::jit::drop(*stack, n_args);
     size_t next = 0;

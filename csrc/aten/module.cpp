@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 
+#include "op_plan.h"
 #include "shim.h"
 
 namespace torchtpu {
@@ -70,6 +71,8 @@ static py::dict metrics() {
     d["fused_windows"] = m.windows;
     d["fused_window_ops"] = m.window_ops;
     d["pending_dropped"] = m.pending_dropped;
+    d["signature_hits"] = signature_hits();      // ops that reused their program without lowering (op_plan.h)
+    d["signature_misses"] = signature_misses();  // ops looked up and lowered
     return d;
 }
 
@@ -154,7 +157,10 @@ PYBIND11_MODULE(_C, m) {
         ensure_init();
         tt_rt_metrics_reset();
         reset_fallback_counts();
+        reset_signature_counts();
     });
+    m.def("set_signature_cache", [](bool on) { set_signature_cache_enabled(on); });
+    m.def("get_signature_cache", [] { return signature_cache_enabled(); });
     m.def("cache_clear", [] { ensure_init(); tt_rt_cache_clear(); });
     m.def("set_cpu_fallback", [](bool on) { set_cpu_fallback_enabled(on); });
     m.def("get_cpu_fallback", [] { return cpu_fallback_enabled(); });
