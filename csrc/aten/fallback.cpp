@@ -301,6 +301,13 @@ static void note_device(OpBuild& ob, const at::Tensor& t) {
                     ob.device, " and tpu:", d, "!");
 }
 
+// A 0-d CPU tensor's value as the scalar parameter tensor_arg makes of it.
+static void cpu_scalar_value(const at::Tensor& t, tt_lower_scalar& s) {
+    c10::Scalar v = t.item();
+    s.i = v.isFloatingPoint() ? 0 : v.toLong();
+    s.f = v.isFloatingPoint() ? v.toDouble() : (double)s.i;
+}
+
 // Declines (returns false) for inputs the core cannot take, so the op falls back.
 static bool tensor_arg(OpBuild& ob, const at::Tensor& t, tt_arg& a) {
     a.kind = TT_ARG_TENSOR;
@@ -320,10 +327,9 @@ static bool tensor_arg(OpBuild& ob, const at::Tensor& t, tt_arg& a) {
     }
     if (t.device().type() == c10::DeviceType::CPU) {
         if (t.dim() == 0) {  // a Python number or a 0-d CPU tensor: a host scalar parameter
-            c10::Scalar s = t.item();
-            int64_t iv = s.isFloatingPoint() ? 0 : s.toLong();
-            double fv = s.isFloatingPoint() ? s.toDouble() : (double)iv;
-            a.value = tt_lower_scalar_param(&ob.ctx, dt, iv, fv);
+            tt_lower_scalar v;
+            cpu_scalar_value(t, v);
+            a.value = tt_lower_scalar_param(&ob.ctx, dt, v.i, v.f);
             ob.items.back().scalar = ob.ctx.n_scalars - 1;
             a.wrapped_number = t.unsafeGetTensorImpl()->is_wrapped_number();
             a.dtype = dt;
@@ -511,13 +517,6 @@ static tt_ir_program* launch(OpBuild& ob, const Results& results, const char* na
         for (int32_t k = 0; k < ob.ctx.n_scalars; k++) bind_scalar(rargs[ob.ctx.scalars[k].param_index], ob.ctx.scalars[k]);
     });
     return owned.release();
-}
-
-// A 0-d CPU tensor's value as the scalar parameter tensor_arg makes of it.
-static void cpu_scalar_value(const at::Tensor& t, tt_lower_scalar& s) {
-    c10::Scalar v = t.item();
-    s.i = v.isFloatingPoint() ? 0 : v.toLong();
-    s.f = v.isFloatingPoint() ? v.toDouble() : (double)s.i;
 }
 
 static bool row_major(at::IntArrayRef sizes, at::IntArrayRef strides) {
