@@ -10,7 +10,7 @@ CORE_HDRS := $(wildcard csrc/include/*.h) $(shell find csrc -name '*.h' -not -pa
 CTESTS    := $(sort $(wildcard ctests/test_*.c))
 BUILD     ?= build
 
-CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -pthread -Icsrc/include
+CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -pthread -Icsrc/include
 CFLAGS_REL    := $(CFLAGS_COMMON) -O2 -fPIC -fvisibility=hidden
 CFLAGS_SAN    := $(CFLAGS_COMMON) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 

@@ -5,7 +5,8 @@ elementwise-heavy work, measured in one run.
 
 Each workload runs N steps per repeat; a step ends with a sync point (torch.tpu.synchronize() on tpu), as a training
 loop's loss.item() does, so fused mode cuts its window once per step. Figures are the median over R repeats of the
-time per step, after warm-up steps (compiles excluded). Ratios > 1 mean the first is faster. Run on a quiet machine;
+time per step, after warm-up steps (compiles excluded); the repeats interleave the columns (cpu, inductor, strict,
+fused, cpu, ...) so that a slow spell of a shared machine does not favour one of them. Ratios > 1 mean the first is faster. Run on a quiet machine;
 the load average is printed with the figures.
 """
 import argparse
@@ -70,19 +71,18 @@ WORKLOADS = {"gelu_mlp": gelu_mlp, "layernorm_residual": layernorm_residual, "ma
              "adamw": adamw}
 
 
-def time_steps(step, sync, iters, repeats, warmup=3):
-    for _ in range(warmup):
-        out = step()
+def run_steps(step, sync, iters):
+    """Seconds per step over `iters` steps."""
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        out = step()  # held across the sync: fused mode computes only what something references
         sync()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            out = step()  # held across the sync: fused mode computes only what something references
-            sync()
-            del out
-        times.append((time.perf_counter() - t0) / iters)
-    return statistics.median(times)
+        del out
+    return (time.perf_counter() - t0) / iters
+
+
+def no_sync():
+    pass
 
 
 def main():
@@ -98,23 +98,30 @@ def main():
     names = [n for n in WORKLOADS if not a.only or n in a.only.split(",")]
     print(f"{'workload':<20} {'cpu eager':>10} {'inductor':>10} {'strict':>10} {'fused':>10}   "
           f"{'fused/strict':>12} {'fused/inductor':>14} {'fused/cpu':>9}")
-    tpu_sync = torch.tpu.synchronize
     for name in names:
         make = WORKLOADS[name]
-        cpu = time_steps(make("cpu"), lambda: None, a.iters, a.repeats)
-        ind = float("nan")
+        # (column, eager mode or None for the CPU, step, sync); every column is built and warmed first, then the
+        # repeats interleave the columns, so a slow spell of a shared machine hits all of them alike
+        cols = [("cpu", None, make("cpu"), no_sync)]
         if not a.no_inductor:
             torch._dynamo.reset()
-            if name == "adamw":
-                opt_step = make("cpu")
-                ind = time_steps(torch.compile(opt_step), lambda: None, a.iters, a.repeats, warmup=5)
-            else:
-                ind = time_steps(torch.compile(make("cpu")), lambda: None, a.iters, a.repeats, warmup=5)
-        res = {}
+            cols.append(("inductor", None, torch.compile(make("cpu")), no_sync))
         for mode in ("strict", "fused"):
             torchtpu.set_eager_mode(mode)
-            res[mode] = time_steps(make("tpu"), tpu_sync, a.iters, a.repeats)
+            cols.append((mode, mode, make("tpu"), torch.tpu.synchronize))
+        times = {c[0]: [] for c in cols}
+        for col, mode, step, sync in cols:
+            if mode:
+                torchtpu.set_eager_mode(mode)
+            run_steps(step, sync, 5)  # warm-up: compiles, caches, allocator
+        for _ in range(a.repeats):
+            for col, mode, step, sync in cols:
+                if mode:
+                    torchtpu.set_eager_mode(mode)
+                times[col].append(run_steps(step, sync, a.iters))
         torchtpu.set_eager_mode("strict")
+        res = {c: statistics.median(t) for c, t in times.items()}
+        cpu, ind = res["cpu"], res.get("inductor", float("nan"))
         us = lambda t: f"{t * 1e6:9.0f}u"  # noqa: E731
         print(f"{name:<20} {us(cpu)} {us(ind)} {us(res['strict'])} {us(res['fused'])}   "
               f"{res['strict'] / res['fused']:11.2f}x {ind / res['fused']:13.2f}x {cpu / res['fused']:8.2f}x")

@@ -8,9 +8,7 @@ runs after a warm-up run (which compiles); each tpu run ends with .cpu() of the 
 import argparse
 import copy
 import os
-import statistics
 import sys
-import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -19,19 +17,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import torch  # noqa: E402
 
 import torchtpu  # noqa: E402
+from timing import median_ms  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
-
-
-def median_ms(fn, repeats):
-    """Median milliseconds of `repeats` runs after one warm-up run."""
-    fn()  # warm-up (compiles on tpu, allocator/threads on cpu)
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        ts.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(ts)
 
 
 def main(argv=None):

@@ -9,6 +9,8 @@ For each small op: N calls in a loop after a warm-up, median over R repeats.
   strict +sync   the same N launches plus one torch.tpu.synchronize() at the end (throughput).
   strict no-sig  strict launch with the signature cache off (TORCHTPU_SIGNATURE_CACHE=0): every op lowers, builds
                  and hashes its program again, as before the cache existed.
+  strict no-line strict launch without noting the user's file:line per op (torchtpu._C.set_op_lines(False)), which
+                 a deferred op's error names; "line cost" is what noting it adds to a strict launch.
   fused record   tpu, deferred: time of N ops recorded into the window (results unused, so the cut runs nothing:
                  this is the recording cost alone).
 """
@@ -82,10 +84,11 @@ def main(argv=None):
           f"tpu host threads {torchtpu._C.host_num_threads()}, load average {os.getloadavg()[0]:.2f}")
     print(f"{args.iters} ops per loop, median of {args.repeats} loops, microseconds per op\n")
 
-    hdr = (f"{'op':<18} {'cpu':>8} {'debug':>8} {'strict':>8} {'strict':>8} {'strict':>8} {'fused':>8} | "
-           f"{'debug/cpu':>9} {'launch/cpu':>10} {'+sync/cpu':>9} {'no-sig/cpu':>10} {'fused/cpu':>9}")
+    hdr = (f"{'op':<18} {'cpu':>8} {'debug':>8} {'strict':>8} {'strict':>8} {'strict':>8} {'strict':>8} "
+           f"{'fused':>8} | {'debug/cpu':>9} {'launch/cpu':>10} {'+sync/cpu':>9} {'no-sig/cpu':>10} {'fused/cpu':>9} "
+           f"{'line cost':>9}")
     print(hdr)
-    print(f"{'':<18} {'':>8} {'':>8} {'launch':>8} {'+sync':>8} {'no-sig':>8} {'record':>8} |")
+    print(f"{'':<18} {'':>8} {'':>8} {'launch':>8} {'+sync':>8} {'no-sig':>8} {'no-line':>8} {'record':>8} |")
     print("-" * len(hdr))
     old_mode = torchtpu.get_eager_mode()
     rows = []
@@ -115,6 +118,11 @@ def main(argv=None):
             fn(*tpu_args)
         nosig_us, _ = measure(fn, tpu_args, args.iters, args.repeats, sync=sync)
         torchtpu._C.set_signature_cache(True)
+        torchtpu._C.set_op_lines(False)
+        for _ in range(args.warmup):
+            fn(*tpu_args)
+        noline_us, _ = measure(fn, tpu_args, args.iters, args.repeats, sync=sync)
+        torchtpu._C.set_op_lines(True)
 
         torchtpu.set_eager_mode("fused")
         got = fn(*tpu_args).cpu()
@@ -126,10 +134,11 @@ def main(argv=None):
         record_us, _ = measure(fn, tpu_args, args.iters, args.repeats, sync=sync)
         torchtpu.set_eager_mode(old_mode)
 
-        rows.append((name, cpu_us, debug_us, launch_us, total_us, nosig_us, record_us))
+        rows.append((name, cpu_us, debug_us, launch_us, total_us, nosig_us, noline_us, record_us))
         print(f"{name:<18} {cpu_us:8.2f} {debug_us:8.2f} {launch_us:8.2f} {total_us:8.2f} {nosig_us:8.2f} "
-              f"{record_us:8.2f} | {debug_us / cpu_us:8.1f}x {launch_us / cpu_us:9.1f}x {total_us / cpu_us:8.1f}x "
-              f"{nosig_us / cpu_us:9.1f}x {record_us / cpu_us:8.1f}x", flush=True)
+              f"{noline_us:8.2f} {record_us:8.2f} | {debug_us / cpu_us:8.1f}x {launch_us / cpu_us:9.1f}x "
+              f"{total_us / cpu_us:8.1f}x {nosig_us / cpu_us:9.1f}x {record_us / cpu_us:8.1f}x "
+              f"{(launch_us - noline_us) / noline_us * 100:8.1f}%", flush=True)
 
     fb = torchtpu.metrics().get("fallbacks") or {}
     if fb:

@@ -7,24 +7,13 @@ tpu in debug mode (synchronous, so each time is the op's own), vs PyTorch CPU ea
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 import torchtpu
-
-
-def median_ms(fn, repeats):
-    fn()
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        ts.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(ts)
+from timing import median_ms
 
 
 def cases():

@@ -329,6 +329,62 @@ static void out_of_memory_at_a_cut_is_an_error_at_the_sync_and_the_device_recove
     unsetenv("TORCHTPU_MEMORY_CACHE_BYTES");
 }
 
+/* The window's program fails in one node at run time (a bounds-checked gather meets index 5 of 2 rows): the
+ * error, raised at the read, names the op that recorded that node, not just the window. */
+static void an_error_in_a_window_names_the_op_that_recorded_the_failing_node(void) {
+    start(TT_EAGER_FUSED);
+    tt_ir_program *add = binary_program(TT_OP_ADD, 2, 3), *mul = binary_program(TT_OP_MULTIPLY, 2, 3);
+    tt_ir_builder *bld = tt_ir_builder_create();
+    int64_t d[2] = {2, 3}, n_idx = 2;
+    tt_ir_value xv = tt_ir_param(bld, TT_F32, 2, d), iv = tt_ir_param(bld, TT_I64, 1, &n_idx);
+    tt_ir_attrs ga;
+    memset(&ga, 0, sizeof ga);
+    ga.gather.offset_dims.n = 1;
+    ga.gather.offset_dims.v[0] = 1;
+    ga.gather.collapsed_slice_dims.n = 1;
+    ga.gather.start_index_map.n = 1;
+    ga.gather.slice_sizes.n = 2;
+    ga.gather.slice_sizes.v[0] = 1;
+    ga.gather.slice_sizes.v[1] = 3;
+    ga.gather.index_vector_dim = 1;
+    ga.gather.check_bounds = true;
+    tt_ir_builder_add_output(bld, tt_ir_gather(bld, xv, iv, &ga));
+    tt_ir_program *rows = NULL;
+    TT_CHECK_OK(tt_ir_builder_finish(bld, &rows));
+    tt_ir_builder_destroy(bld);
+    const int64_t idx[2] = {0, 5};
+    tt_rt_storage *x = uploaded(X6, 6), *y = uploaded(Y6, 6), *is = NULL;
+    TT_CHECK_OK(tt_rt_storage_create(0, sizeof idx, &is));
+    if (is) TT_CHECK_OK(tt_rt_write(is, 0, idx, sizeof idx));
+    tt_rt_storage *a = pending(6), *b = pending(6), *c = pending(6);
+    TT_CHECK_OK(run2(add, dense2(x, 2, 3), dense2(y, 2, 3), dense2(a, 2, 3), "a = x + y"));
+    tt_rt_tensor it;
+    memset(&it, 0, sizeof it);
+    it.storage = is;
+    it.dtype = TT_I64;
+    it.rank = 1;
+    it.dims[0] = 2;
+    it.strides[0] = 1;
+    tt_rt_arg args[2] = {{.kind = TT_RT_ARG_TENSOR, .tensor = dense2(a, 2, 3)}, {.kind = TT_RT_ARG_TENSOR, .tensor = it}};
+    tt_rt_tensor out = dense2(b, 2, 3);
+    TT_CHECK_OK(tt_rt_launch(0, rows, args, 2, &out, 1, "b = a[idx]"));
+    TT_CHECK_OK(run2(mul, dense2(b, 2, 3), dense2(x, 2, 3), dense2(c, 2, 3), "c = b * x"));
+    float got[6];
+    TT_CHECK(tt_rt_read(c, 0, got, sizeof got) == TT_STATUS_INDEX);
+    TT_CHECK(strstr(tt_last_error(), "b = a[idx], in fused window of 3 ops (from a = x + y): ") != NULL);
+    TT_CHECK(strstr(tt_last_error(), "index 5 is out of bounds") != NULL);
+    tt_rt_storage_release(a);
+    tt_rt_storage_release(b);
+    tt_rt_storage_release(c);
+    tt_rt_storage_release(is);
+    tt_rt_storage_release(x);
+    tt_rt_storage_release(y);
+    tt_ir_program_destroy(add);
+    tt_ir_program_destroy(mul);
+    tt_ir_program_destroy(rows);
+    tt_rt_shutdown();
+}
+
 static const tt_test_case cases[] = {
     {"a chain runs as one program and its dead intermediates get no memory",
      a_chain_runs_as_one_program_and_its_dead_intermediates_get_no_memory},
@@ -343,6 +399,8 @@ static const tt_test_case cases[] = {
     {"a driver without in-place views gets whole buffers", a_driver_without_in_place_views_gets_whole_buffers},
     {"out of memory at a cut is an error at the sync and the device recovers",
      out_of_memory_at_a_cut_is_an_error_at_the_sync_and_the_device_recovers},
+    {"an error in a window names the op that recorded the failing node",
+     an_error_in_a_window_names_the_op_that_recorded_the_failing_node},
     {NULL, NULL},
 };
 

@@ -1,5 +1,6 @@
 """Bad input is a Python exception a person can act on, never a crash: shapes, dtypes, indices, devices, memory,
 and ops with no lowering when the CPU fallback is off."""
+import inspect
 import re
 import warnings
 
@@ -136,7 +137,8 @@ def test_an_index_error_in_a_queued_op_names_the_op_and_is_raised_at_the_sync():
     torchtpu.set_eager_mode("strict")
     x = torch.arange(3.0, device="tpu")
     y = x[torch.tensor([5], device="tpu")]  # queued: returns before the program has run
-    with pytest.raises(IndexError, match=r"aten::index\.Tensor: index 5 is out of bounds"):
+    line = inspect.currentframe().f_lineno - 1
+    with pytest.raises(IndexError, match=rf"aten::index\.Tensor \(recorded at .*test_errors\.py:{line}\): index 5 is out of bounds"):
         torch.tpu.synchronize()
     assert (x + 1).cpu().tolist() == [1.0, 2.0, 3.0]  # the error was collected; the device works on
 

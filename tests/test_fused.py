@@ -233,6 +233,40 @@ def test_an_error_in_a_deferred_op_raises_at_the_sync_and_the_device_stays_usabl
     assert torch.equal(y.cpu(), torch.ones(1))
 
 
+def _line_of(marker):
+    """Line number of the line in this file that contains marker (after it, so not this call)."""
+    with open(__file__) as f:
+        return next(i for i, text in enumerate(f, 1) if marker in text and "_line_of" not in text)
+
+
+@pytest.mark.parametrize("mode", ["fused", "strict"])
+def test_a_deferred_error_names_the_op_and_the_users_line(mode):
+    with torchtpu.eager_mode(mode):
+        x = torch.arange(3.0, device="tpu")
+        y = x * 2
+        z = y[torch.tensor([7], device="tpu")] + 1  # the failing op
+        w = z * 3
+        line = _line_of("# the failing op")
+        want = rf"aten::index\.Tensor \(recorded at .*test_fused\.py:{line}\)"
+        if mode == "fused":
+            want += r", in fused window of \d+ ops"
+        with pytest.raises(IndexError, match=want + r".*index 7 is out of bounds"):
+            w.cpu()
+        assert torch.equal((x + 1).cpu(), torch.tensor([1.0, 2.0, 3.0]))
+
+
+def test_op_lines_can_be_turned_off(fused):
+    torchtpu._C.set_op_lines(False)
+    try:
+        x = torch.arange(3.0, device="tpu")
+        y = x[torch.tensor([4], device="tpu")] * 2
+        with pytest.raises(IndexError) as e:
+            y.cpu()
+        assert "recorded at" not in str(e.value) and "aten::index.Tensor" in str(e.value)
+    finally:
+        torchtpu._C.set_op_lines(True)
+
+
 def test_mode_switch_inside_a_window_runs_the_window_first(fused):
     x = torch.ones(3, device="tpu")
     y = x * 5

@@ -216,9 +216,9 @@ def test_a_queued_error_stops_later_debug_ops_and_stays_for_the_next_sync():
             return w + 1
 
     with pytest.raises(IndexError, match=r"not run, because an earlier queued op on tpu:0 failed: "
-                                         r"aten::index\.Tensor: index 5 is out of bounds"):
+                                         r"aten::index\.Tensor \(recorded at .*\.py:\d+\): index 5 is out of bounds"):
         _in_thread(debug_add)
-    with pytest.raises(IndexError, match=r"aten::index\.Tensor: index 5 is out of bounds"):
+    with pytest.raises(IndexError, match=r"aten::index\.Tensor \(recorded at .*\.py:\d+\): index 5 is out of bounds"):
         torch.tpu.synchronize()
     w = torch.ones(4, device="tpu")
     assert _in_thread(debug_add).tolist() == [2.0, 2.0, 2.0, 2.0]

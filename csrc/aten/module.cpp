@@ -76,34 +76,6 @@ static py::dict metrics() {
     return d;
 }
 
-// TORCHTPU_LOG=fusion names the user's line that caused a cut: the innermost Python frame outside torch and
-// torchtpu. Called only when logging, and never with a runtime lock held (it takes the GIL).
-static const char* python_where(char* buf, size_t size) {
-    buf[0] = 0;
-#if PY_VERSION_HEX >= 0x030D0000
-    if (!Py_IsInitialized() || Py_IsFinalizing()) return nullptr;
-#else
-    if (!Py_IsInitialized() || _Py_IsFinalizing()) return nullptr;
-#endif
-    PyGILState_STATE g = PyGILState_Ensure();
-    PyFrameObject* f = PyEval_GetFrame();
-    Py_XINCREF(f);
-    while (f) {
-        PyCodeObject* code = PyFrame_GetCode(f);
-        const char* file = PyUnicode_AsUTF8(code->co_filename);
-        bool ours = !file || std::strstr(file, "/torch/") || std::strstr(file, "/torchtpu/");
-        if (!ours) std::snprintf(buf, size, "%s:%d", file, PyFrame_GetLineNumber(f));
-        Py_DECREF(code);
-        if (!ours) break;
-        PyFrameObject* back = PyFrame_GetBack(f);
-        Py_DECREF(f);
-        f = back;
-    }
-    Py_XDECREF(f);
-    PyGILState_Release(g);
-    return buf[0] ? buf : nullptr;
-}
-
 static std::vector<std::string> lowered_ops() {
     std::vector<std::string> names;
     tt_lower_foreach([](void* u, const char* n) { static_cast<std::vector<std::string>*>(u)->push_back(n); }, &names);
@@ -160,6 +132,8 @@ PYBIND11_MODULE(_C, m) {
         reset_signature_counts();
     });
     m.def("set_signature_cache", [](bool on) { set_signature_cache_enabled(on); });
+    m.def("set_op_lines", [](bool on) { ensure_init(); tt_rt_set_op_lines(on); });
+    m.def("get_op_lines", [] { ensure_init(); return tt_rt_get_op_lines(); });
     m.def("get_signature_cache", [] { return signature_cache_enabled(); });
     m.def("cache_clear", [] { ensure_init(); tt_rt_cache_clear(); });
     m.def("set_cpu_fallback", [](bool on) { set_cpu_fallback_enabled(on); });

@@ -77,6 +77,8 @@ void trace_record(const tt_ir_program* prog, const std::pair<int32_t, at::Tensor
 // Matmul precision in force for new lowerings (TT_PRECISION_FP32 until the precision API lands).
 tt_precision current_precision();
 void set_precision(tt_precision p);
+// The user's file:line now, into buf (where.cpp); NULL when there is none (threads without Python state).
+const char* python_where(char* buf, size_t size);
 
 // CPU fallback policy and counters.
 bool cpu_fallback_enabled();

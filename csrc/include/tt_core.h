@@ -68,6 +68,10 @@ tt_status tt_error(tt_status st, const char *fmt, ...)
 /* The message of the last error on this thread ("" if none). Borrowed until the next tt_error on this thread. */
 const char *tt_last_error(void);
 void tt_clear_error(void);
+/* The program node the last error on this thread came from (-1: none or unknown). tt_error resets it; an
+ * executor that knows which node failed sets it after, so the runtime can name the op that recorded the node. */
+void tt_error_set_node(int32_t node);
+int32_t tt_error_node(void);
 
 /* Conversions between bf16 / f16 bit patterns and float (round to nearest even). */
 float tt_bf16_to_f32(uint16_t v);

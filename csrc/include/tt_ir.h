@@ -247,6 +247,7 @@ typedef struct tt_ir_program {
     tt_ir_value *outputs;       /* program results, in order; may repeat values or name parameters */
     int64_t constants_size;
     uint8_t *constants;         /* constant pool */
+    int32_t *node_origin;       /* per node: the builder's origin when emitted (-1: none); not part of the hash */
     uint64_t hash;              /* structural hash, computed at finish */
     int32_t refcount;           /* managed by tt_ir_program_retain/destroy (atomic) */
 } tt_ir_program;
@@ -264,6 +265,10 @@ tt_status tt_ir_builder_fail(tt_ir_builder *b, tt_status st, const char *fmt, ..
 #endif
     ;
 const tt_ir_type *tt_ir_type_of(const tt_ir_builder *b, tt_ir_value v); /* NULL for TT_IR_NONE */
+/* Nodes emitted from now on carry origin (e.g. the index of the op a fusion window is recording), so an error
+ * in a node can be traced to what built it. -1 after create/reset. */
+void tt_ir_builder_set_origin(tt_ir_builder *b, int32_t origin);
+tt_ir_value tt_ir_reshape_source(const tt_ir_builder *b, tt_ir_value v); /* what v reshapes, else v */
 int32_t tt_ir_builder_num_params(const tt_ir_builder *b);
 void tt_ir_builder_add_output(tt_ir_builder *b, tt_ir_value v);
 /* Freezes the program (runs DCE, computes the hash) into *out (owned by caller: tt_ir_program_destroy). */

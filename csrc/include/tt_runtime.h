@@ -183,9 +183,14 @@ typedef enum tt_rt_cut_reason {
 const char *tt_rt_cut_reason_name(tt_rt_cut_reason r); /* "read", "synchronize", ... */
 /* Cuts device's window (-1: every device): its work is queued; no wait. */
 tt_status tt_rt_flush(int device, tt_rt_cut_reason reason);
-/* Where the user's code is (for TORCHTPU_LOG=fusion): the shim installs a function that names the Python
- * file:line running now. Called only when logging. NULL: unknown. */
+/* Where the user's code is: the shim installs a function that names the Python file:line running now (each op
+ * notes it for its deferred errors; TORCHTPU_LOG=fusion prints it with cuts). Never called with a runtime lock
+ * held. NULL: unknown. */
 void tt_rt_set_where_hook(const char *(*where)(char *buf, size_t size));
+/* Whether each STRICT / FUSED op notes the user's line (through the hook) so that an error found when it runs
+ * names it. On unless TORCHTPU_OP_LINES=0. */
+void tt_rt_set_op_lines(bool on);
+bool tt_rt_get_op_lines(void);
 
 /* ---- RNG (counter-based: element k of a draw uses (seed, offset + k)) ---- */
 void tt_rt_manual_seed(int device, uint64_t seed);  /* resets the offset */

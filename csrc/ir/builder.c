@@ -21,7 +21,11 @@ bool tt_ir_grow(void **p, int64_t *cap, int64_t need, size_t elem) {
     return true;
 }
 
-tt_ir_builder *tt_ir_builder_create(void) { return calloc(1, sizeof(tt_ir_builder)); }
+tt_ir_builder *tt_ir_builder_create(void) {
+    tt_ir_builder *b = calloc(1, sizeof(tt_ir_builder));
+    if (b) b->cur_origin = -1;
+    return b;
+}
 
 void tt_ir_builder_destroy(tt_ir_builder *b) {
     if (!b) return;
@@ -33,6 +37,7 @@ void tt_ir_builder_destroy(tt_ir_builder *b) {
     free(b->outputs);
     free(b->constants);
     free(b->scratch);
+    free(b->origin);
     free(b);
 }
 
@@ -40,6 +45,7 @@ void tt_ir_builder_reset(tt_ir_builder *b) {
     if (!b) return;
     b->n_nodes = b->n_values = b->n_operands = b->n_params = b->n_outputs = 0;
     b->constants_size = 0;
+    b->cur_origin = -1;
     b->status = TT_OK;
     b->message[0] = '\0';
 }
@@ -104,7 +110,8 @@ static tt_ir_value emit(tt_ir_builder *b, tt_ir_op op, const tt_ir_attrs *a, int
     if (!tt_ir_grow((void **)&b->operands, &b->cap_operands, (int64_t)b->n_operands + n_in, sizeof(tt_ir_value)) ||
         !tt_ir_grow((void **)&b->nodes, &b->cap_nodes, (int64_t)b->n_nodes + 1, sizeof(tt_ir_node)) ||
         !tt_ir_grow((void **)&b->types, &b->cap_types, (int64_t)b->n_values + 2, sizeof(tt_ir_type)) ||
-        !tt_ir_grow((void **)&b->value_node, &b->cap_value_node, (int64_t)b->n_values + 2, sizeof(int32_t)))
+        !tt_ir_grow((void **)&b->value_node, &b->cap_value_node, (int64_t)b->n_values + 2, sizeof(int32_t)) ||
+        !tt_ir_grow((void **)&b->origin, &b->cap_origin, (int64_t)b->n_nodes + 1, sizeof(int32_t)))
         return oom(b, tt_ir_op_name(op));
     if ((int64_t)b->n_operands + n_in > INT32_MAX - 1 || b->n_values > INT32_MAX - 3)
         return record(b, tt_error(TT_STATUS_UNSUPPORTED, "IR program too large"));
@@ -115,6 +122,7 @@ static tt_ir_value emit(tt_ir_builder *b, tt_ir_op op, const tt_ir_attrs *a, int
     tt_status st = tt_ir_infer(op, a, b->types, n_in, pool, hint, res, &n_out);
     if (st != TT_OK) return record(b, st);
     tt_ir_node *node = &b->nodes[b->n_nodes];
+    b->origin[b->n_nodes] = b->cur_origin;
     memset(node, 0, sizeof *node);
     node->op = op;
     node->n_inputs = n_in;
@@ -352,10 +360,35 @@ tt_ir_value tt_ir_broadcast_in_dim(tt_ir_builder *b, tt_ir_value x, int32_t rank
     return emit(b, TT_OP_BROADCAST_IN_DIM, &a, 1, &x, &h, NULL);
 }
 
+void tt_ir_builder_set_origin(tt_ir_builder *b, int32_t origin) {
+    if (b) b->cur_origin = origin;
+}
+
+tt_ir_value tt_ir_reshape_source(const tt_ir_builder *b, tt_ir_value v) {
+    if (!b || v < 0 || v >= b->n_values) return v;
+    const tt_ir_node *n = &b->nodes[b->value_node[v]];
+    return n->op == TT_OP_RESHAPE ? b->operands[n->inputs_offset] : v;
+}
+
+static bool same_shape(const tt_ir_type *t, int32_t rank, const int64_t *dims) {
+    if (t->rank != rank) return false;
+    for (int32_t d = 0; d < rank; d++)
+        if (t->dims[d] != dims[d]) return false;
+    return true;
+}
+
+/* A reshape of a reshape reshapes the original, and a reshape to the same shape is the value itself: the fusion
+ * window stores storages as flat [n] values, and without this every value crossing an op boundary would go
+ * [r, c] -> [n] -> [r, c], hiding its rows from the host driver's row plan. */
 tt_ir_value tt_ir_reshape(tt_ir_builder *b, tt_ir_value x, int32_t rank, const int64_t *dims) {
     const tt_ir_type *t = operand_type(b, TT_OP_RESHAPE, x);
     tt_ir_type h;
     if (!t || !make_type(b, "reshape", t->dtype, rank, dims, &h)) return TT_IR_NONE;
+    if (tt_numel(h.rank, h.dims) == tt_numel(t->rank, t->dims)) {
+        x = tt_ir_reshape_source(b, x);
+        t = &b->types[x];
+        if (same_shape(t, rank, dims)) return x;
+    }
     tt_ir_attrs a;
     memset(&a, 0, sizeof a);
     return emit(b, TT_OP_RESHAPE, &a, 1, &x, &h, NULL);

@@ -25,6 +25,9 @@ struct tt_ir_builder {
     int64_t cap_outputs;
     uint8_t *constants;
     int64_t constants_size, cap_constants;
+    int32_t *origin;  /* per node: the origin current when it was emitted (tt_ir_builder_set_origin) */
+    int64_t cap_origin;
+    int32_t cur_origin;
     int32_t *scratch; /* finish: per node live flag, then per value new id */
     int64_t cap_scratch;
     tt_status status; /* first error (sticky) */

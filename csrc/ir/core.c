@@ -7,6 +7,7 @@
 #include <string.h>
 
 static _Thread_local char tt_error_message[1024];
+static _Thread_local int32_t tt_error_node_index = -1;
 
 const char *tt_status_name(tt_status st) {
     static const char *names[TT_STATUS_COUNT] = {"ok",          "invalid argument", "index error", "type error",
@@ -35,11 +36,17 @@ tt_status tt_error(tt_status st, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(tt_error_message, sizeof tt_error_message, fmt, ap);
     va_end(ap);
+    tt_error_node_index = -1;
     return st;
 }
 
 const char *tt_last_error(void) { return tt_error_message; }
-void tt_clear_error(void) { tt_error_message[0] = '\0'; }
+void tt_clear_error(void) {
+    tt_error_message[0] = '\0';
+    tt_error_node_index = -1;
+}
+void tt_error_set_node(int32_t node) { tt_error_node_index = node; }
+int32_t tt_error_node(void) { return tt_error_node_index; }
 
 static uint32_t f32_bits(float f) {
     uint32_t u;

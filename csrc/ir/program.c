@@ -117,7 +117,8 @@ tt_status tt_ir_builder_finish(tt_ir_builder *b, tt_ir_program **out) {
     size_t off_params = off_opnds + align8((size_t)n_operands * sizeof(tt_ir_value));
     size_t off_outs = off_params + align8((size_t)b->n_params * sizeof(tt_ir_value));
     size_t off_consts = off_outs + align8((size_t)b->n_outputs * sizeof(tt_ir_value));
-    size_t total = off_consts + const_bytes;
+    size_t off_origin = off_consts + const_bytes;
+    size_t total = off_origin + align8((size_t)n_nodes * sizeof(int32_t));
     unsigned char *mem = calloc(1, total);
     if (!mem) return tt_ir_builder_fail(b, TT_STATUS_OUT_OF_MEMORY, "tt_ir_builder_finish: out of memory");
     tt_ir_program *p = (tt_ir_program *)mem;
@@ -128,6 +129,7 @@ tt_status tt_ir_builder_finish(tt_ir_builder *b, tt_ir_program **out) {
     p->params = (tt_ir_value *)(mem + off_params);
     p->outputs = (tt_ir_value *)(mem + off_outs);
     p->constants = const_bytes ? mem + off_consts : NULL;
+    p->node_origin = (int32_t *)(mem + off_origin);
 
     /* copy live nodes forward, renumbering values densely and repacking operands and constants */
     int32_t nn = 0, nv = 0, no = 0;
@@ -137,6 +139,7 @@ tt_status tt_ir_builder_finish(tt_ir_builder *b, tt_ir_program **out) {
         const tt_ir_node *src = &b->nodes[i];
         tt_ir_node *dst = &p->nodes[nn];
         memcpy(dst, src, sizeof *dst);
+        p->node_origin[nn] = b->origin[i];
         const tt_ir_value *ins = b->operands + src->inputs_offset;
         dst->inputs_offset = no;
         for (int32_t k = 0; k < src->n_inputs; k++) p->operands[no++] = remap[ins[k]];

@@ -72,6 +72,7 @@ void tt_rt_cache_entry_release(tt_rt_cache_entry *e) {
     if (e && atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1) entry_free(e);
 }
 
+const tt_ir_program *tt_rt_cache_entry_program(const tt_rt_cache_entry *e) { return e->program; }
 tt_executable *tt_rt_cache_entry_exe(const tt_rt_cache_entry *e) { return e->exe; }
 
 int64_t tt_rt_cache_entry_cost(const tt_rt_cache_entry *e) {

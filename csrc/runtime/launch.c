@@ -155,7 +155,8 @@ static tt_status launch_debug(int device, tt_rt_cache_entry *entry, const tt_rt_
  * tensors or a name longer than the slot holds. The program itself is not kept: the cache entry holds the
  * structure and the executable the worker needs. */
 static tt_status launch_strict(int device, tt_rt_cache_entry *entry, const tt_rt_arg *args, int32_t n_args,
-                               const tt_rt_tensor *results, int32_t n_results, const char *op) {
+                               const tt_rt_tensor *results, int32_t n_results, const char *op,
+                               const tt_rt_origins *origins) {
     tt_rt_stream *s = &tt_rt_g.streams[device];
     uint64_t ticket;
     tt_rt_work *w = NULL;
@@ -167,7 +168,10 @@ static tt_status launch_strict(int device, tt_rt_cache_entry *entry, const tt_rt
     size_t name_len = strlen(op) + 1;
     size_t n = (size_t)n_args + (size_t)n_results;
     size_t heap_exec = n > TT_RT_WORK_INLINE ? n * (sizeof(tt_exec_arg) + sizeof(tt_rt_storage *)) : 0;
-    size_t heap_size = heap_exec + (name_len > TT_RT_WORK_NAME ? name_len : 0);
+    size_t heap_name = name_len > TT_RT_WORK_NAME ? name_len : 0;
+    size_t origins_len = origins && origins->n > 0 ? origins->len : 0;
+    size_t heap_origins = origins_len > TT_RT_WORK_ORIGINS ? origins_len : 0;
+    size_t heap_size = heap_exec + heap_name + heap_origins;
     w->heap = heap_size ? malloc(heap_size) : NULL;
     if (heap_size && !w->heap) {
         w->kind = TT_RT_WORK_NOP;
@@ -193,6 +197,14 @@ static tt_status launch_strict(int device, tt_rt_cache_entry *entry, const tt_rt
     char *name = name_len > TT_RT_WORK_NAME ? (char *)w->heap + heap_exec : w->inline_name;
     memcpy(name, op, name_len);
     w->op_name = name;
+    w->origins = NULL;
+    w->n_origins = 0;
+    if (origins_len) {
+        char *o = heap_origins ? (char *)w->heap + heap_exec + heap_name : w->inline_origins;
+        memcpy(o, origins->text, origins_len);
+        w->origins = o;
+        w->n_origins = origins->n;
+    }
     int32_t ns = 0;
     for (int32_t i = 0; i < n_args; i++) {
         arg_to_exec(&w->args[i], &args[i]);
@@ -212,19 +224,30 @@ static tt_status launch_strict(int device, tt_rt_cache_entry *entry, const tt_rt
 }
 
 tt_status tt_rt_launch_queued(int device, tt_ir_program *program, const tt_rt_arg *args, int32_t n_args,
-                              const tt_rt_tensor *results, int32_t n_results, const char *op) {
+                              const tt_rt_tensor *results, int32_t n_results, const char *op,
+                              const tt_rt_origins *origins) {
     tt_status st = materialize_all(args, n_args, results, n_results, op);
     if (st != TT_OK) return st;
     tt_rt_cache_entry *entry = NULL;
     if ((st = tt_rt_cache_acquire(program, op, &entry)) != TT_OK) return prefixed(st, op);
-    return launch_strict(device, entry, args, n_args, results, n_results, op);
+    return launch_strict(device, entry, args, n_args, results, n_results, op, origins);
+}
+
+/* One op's origins, into buf (NULL text when they do not fit: the error then names the op alone). */
+static tt_rt_origins one_origin(const char *op, const char *where, char *buf, size_t size) {
+    size_t lo = strlen(op) + 1, lw = strlen(where) + 1;
+    if (lo + lw > size) return (tt_rt_origins){NULL, 0, 0};
+    memcpy(buf, op, lo);
+    memcpy(buf + lo, where, lw);
+    return (tt_rt_origins){buf, lo + lw, 1};
 }
 
 /* A launch over a driver without strided views, in STRICT or DEBUG mode: the op alone as a window, cut at once
  * (its views become IR ops); DEBUG then waits and returns the op's own error. */
 static tt_status launch_through_window(int device, tt_ir_program *program, const tt_rt_arg *args, int32_t n_args,
-                                       const tt_rt_tensor *results, int32_t n_results, const char *op, int mode) {
-    tt_status st = tt_rt_window_record(device, program, args, n_args, results, n_results, op);
+                                       const tt_rt_tensor *results, int32_t n_results, const char *op, int mode,
+                                       const char *where) {
+    tt_status st = tt_rt_window_record(device, program, args, n_args, results, n_results, op, where);
     if (st == TT_OK) st = tt_rt_window_cut(device, TT_RT_CUT_EAGER);
     if (st != TT_OK || mode != TT_EAGER_DEBUG) return st;
     tt_rt_stream *s = &tt_rt_g.streams[device];
@@ -242,11 +265,16 @@ tt_status tt_rt_launch(int device, tt_ir_program *program, const tt_rt_arg *args
     if ((st = check_launch(device, program, args, n_args, results, n_results, op)) != TT_OK) return st;
     int mode = tt_rt_mode_now();
     atomic_fetch_add_explicit(&tt_rt_g.ops[mode], 1, memory_order_relaxed);
+    /* The user's line, for an error found later when the op runs (debug mode raises at the line itself). */
+    char where[192] = "", obuf[TT_RT_WORK_ORIGINS];
+    if (mode != TT_EAGER_DEBUG && (tt_rt_g.op_lines || tt_rt_g.log_fusion)) tt_rt_where(where, sizeof where);
     if (mode == TT_EAGER_FUSED) {
-        st = tt_rt_window_record(device, program, args, n_args, results, n_results, op);
+        st = tt_rt_window_record(device, program, args, n_args, results, n_results, op, where);
         /* not expressible in a window: the window was cut; the op runs alone, queued behind it */
-        if (st == TT_STATUS_UNSUPPORTED && tt_rt_g.driver_strided)
-            return tt_rt_launch_queued(device, program, args, n_args, results, n_results, op);
+        if (st == TT_STATUS_UNSUPPORTED && tt_rt_g.driver_strided) {
+            tt_rt_origins o = one_origin(op, where, obuf, sizeof obuf);
+            return tt_rt_launch_queued(device, program, args, n_args, results, n_results, op, &o);
+        }
         return st;
     }
     /* ops another mode deferred run first */
@@ -258,12 +286,13 @@ tt_status tt_rt_launch(int device, tt_ir_program *program, const tt_rt_arg *args
         if ((st = queued_failure(&tt_rt_g.streams[device], op)) != TT_OK) return st;
     }
     if (!tt_rt_g.driver_strided)
-        return launch_through_window(device, program, args, n_args, results, n_results, op, mode);
+        return launch_through_window(device, program, args, n_args, results, n_results, op, mode, where);
     if ((st = materialize_all(args, n_args, results, n_results, op)) != TT_OK) return st;
     tt_rt_cache_entry *entry = NULL;
     if ((st = tt_rt_cache_acquire(program, op, &entry)) != TT_OK) return prefixed(st, op);
     if (mode == TT_EAGER_DEBUG) return launch_debug(device, entry, args, n_args, results, n_results, op);
-    return launch_strict(device, entry, args, n_args, results, n_results, op);
+    tt_rt_origins o = where[0] ? one_origin(op, where, obuf, sizeof obuf) : (tt_rt_origins){NULL, 0, 0};
+    return launch_strict(device, entry, args, n_args, results, n_results, op, &o);
 }
 
 /* ---- sync points ---- */

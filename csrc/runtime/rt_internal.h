@@ -55,6 +55,7 @@ typedef struct tt_rt_cache_entry tt_rt_cache_entry;
  * for telemetry as the entry's first op. */
 tt_status tt_rt_cache_acquire(tt_ir_program *program, const char *op_name, tt_rt_cache_entry **out);
 tt_executable *tt_rt_cache_entry_exe(const tt_rt_cache_entry *e);
+const tt_ir_program *tt_rt_cache_entry_program(const tt_rt_cache_entry *e);
 void tt_rt_cache_entry_release(tt_rt_cache_entry *e);
 /* Measured run time of the executable (a moving average, nanoseconds); -1 until it has run in a stream. */
 int64_t tt_rt_cache_entry_cost(const tt_rt_cache_entry *e);
@@ -65,6 +66,7 @@ void tt_rt_cache_fini(void); /* drops every entry and the table (shutdown) */
 typedef enum tt_rt_work_kind { TT_RT_WORK_NOP = 0, TT_RT_WORK_LAUNCH, TT_RT_WORK_WRITE, TT_RT_WORK_EVENT } tt_rt_work_kind;
 
 #define TT_RT_WORK_INLINE 4   /* args + results a slot holds without a heap block (most ops have 2 or 3) */
+#define TT_RT_WORK_ORIGINS 256 /* origins bytes a slot holds without a heap block (one op and its line) */
 #define TT_RT_WORK_NAME 64    /* op-name bytes (with the NUL) a slot holds without a heap block */
 
 /* One slot of a stream's ring, filled in place by the producer and run in place by the worker, so a launch
@@ -80,6 +82,8 @@ typedef struct tt_rt_work {
     tt_exec_arg *results;      /* LAUNCH: args + n_args */
     tt_rt_storage **storages;  /* retained; into inline_storages or heap */
     const char *op_name;       /* into inline_name or heap */
+    const char *origins;       /* LAUNCH: what recorded the program (tt_rt_origins text, in heap), or NULL */
+    int32_t n_origins;
     size_t offset, nbytes;     /* WRITE: into storages[0] */
     const void *data;          /* WRITE: into inline.bytes or heap */
     tt_rt_event *event;        /* EVENT: one reference; the worker marks it reached (even after a failure) */
@@ -90,6 +94,7 @@ typedef struct tt_rt_work {
     } inline_;
     tt_rt_storage *inline_storages[TT_RT_WORK_INLINE];
     char inline_name[TT_RT_WORK_NAME];
+    char inline_origins[TT_RT_WORK_ORIGINS];
 } tt_rt_work;
 
 /* A multi-producer single-consumer ring: producers claim tickets with a compare-and-swap on enq, fill the slot,
@@ -148,12 +153,23 @@ typedef struct tt_rt_wslot {
     int64_t n;         /* elements of that dtype */
     tt_ir_value flat;  /* its contents in the window as a [n] value, or TT_IR_NONE (read in place / not read) */
     bool written;      /* recorded ops wrote it: a result of the window's program, if still referenced */
+    int32_t views;     /* its first in-place view in the window's views (chained by tt_rt_wview.next), or -1 */
 } tt_rt_wslot;
 
 typedef struct tt_rt_wview {   /* a view a driver reads in place, a parameter of the window's program */
     tt_rt_tensor view;
     tt_ir_value value;
+    int32_t next;              /* the next view of the same storage, or -1 */
 } tt_rt_wview;
+
+/* What recorded a launch, for errors found when it runs: per op two NUL-terminated strings, its name and the
+ * user's file:line ("" if unknown), packed; an op's index is the IR origin of the nodes it built
+ * (tt_ir_builder_set_origin). A strict launch has one op; a fused window one per op recorded. */
+typedef struct tt_rt_origins {
+    const char *text;
+    size_t len; /* bytes, NULs included */
+    int32_t n;
+} tt_rt_origins;
 
 typedef struct tt_rt_window {
     pthread_mutex_t mu;
@@ -167,6 +183,8 @@ typedef struct tt_rt_window {
     int32_t n_views, cap_views;
     _Atomic int32_t n_ops;      /* ops recorded since the last cut (read without the lock: is there work?) */
     char first_op[64];
+    char *origins;              /* tt_rt_origins text of the ops recorded */
+    size_t origins_len, cap_origins;
 } tt_rt_window;
 
 tt_status tt_rt_window_init(tt_rt_window *w);
@@ -175,13 +193,16 @@ void tt_rt_window_fini(tt_rt_window *w); /* drops what it holds (shutdown; no cu
  * op cannot be expressed in the window (a view that is not a box, a storage seen as two dtypes); the window is
  * cut then and the caller runs the op on its own. */
 tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *args, int32_t n_args,
-                              const tt_rt_tensor *results, int32_t n_results, const char *op);
+                              const tt_rt_tensor *results, int32_t n_results, const char *op, const char *where);
 /* Cuts device's window (-1: every device) if it holds ops: its program is compiled (or found) and queued. */
 tt_status tt_rt_window_cut(int device, tt_rt_cut_reason reason);
 static inline bool tt_rt_window_busy(int device);
 /* Queues a launch on the device's stream (the STRICT path; used by the window's cut). */
 tt_status tt_rt_launch_queued(int device, tt_ir_program *program, const tt_rt_arg *args, int32_t n_args,
-                              const tt_rt_tensor *results, int32_t n_results, const char *op);
+                              const tt_rt_tensor *results, int32_t n_results, const char *op,
+                              const tt_rt_origins *origins);
+/* The user's file:line now, into buf ("" when unknown; the hook skips threads not holding Python's GIL). */
+void tt_rt_where(char *buf, size_t size);
 
 /* ---- global state (runtime.c) ---- */
 /* Size classes of the caching allocator: 4 per power of two (so a reused buffer wastes under half of the
@@ -213,6 +234,7 @@ typedef struct tt_rt_state {
     tt_rt_window windows[TT_RT_MAX_DEVICES];
     int32_t window_max_ops;     /* TORCHTPU_FUSION_MAX_OPS: a window holding this many ops is cut */
     bool log_fusion;            /* TORCHTPU_LOG=fusion */
+    bool op_lines;              /* each op notes the user's file:line for deferred errors (TORCHTPU_OP_LINES=0: off) */
     bool driver_strided;        /* the driver reads strided views in place (TT_DRIVER_CAP_STRIDED_VIEWS) */
     /* metrics */
     _Atomic int64_t cuts[TT_RT_CUT_COUNT];

@@ -75,6 +75,8 @@ static tt_status read_fusion_config(void) {
     tt_rt_g.window_max_ops = (int32_t)v;
     const char *log = env_nonempty("TORCHTPU_LOG");
     tt_rt_g.log_fusion = log && strstr(log, "fusion") != NULL;
+    const char *lines = env_nonempty("TORCHTPU_OP_LINES");
+    tt_rt_g.op_lines = !lines || strcmp(lines, "0") != 0;
     return TT_OK;
 }
 

@@ -87,6 +87,21 @@ void tt_rt_work_clear(tt_rt_work *w) {
     w->kind = TT_RT_WORK_NOP;
 }
 
+/* The op that recorded the failing node: its origin in the program that was compiled (same structure as this
+ * launch's, so the same op order), looked up in the launch's origins. NULL when unknown. */
+static const char *failed_origin(const tt_rt_work *w) {
+    if (!w->origins || w->n_origins < 1) return NULL;
+    if (w->n_origins == 1) return w->origins;
+    const tt_ir_program *p = tt_rt_cache_entry_program(w->entry);
+    int32_t node = tt_error_node();
+    if (!p || !p->node_origin || node < 0 || node >= p->n_nodes) return NULL;
+    int32_t k = p->node_origin[node];
+    if (k < 0 || k >= w->n_origins) return NULL;
+    const char *o = w->origins;
+    for (int32_t i = 0; i < 2 * k; i++) o += strlen(o) + 1;
+    return o;
+}
+
 tt_status tt_rt_work_run(const tt_rt_work *w, char *msg, size_t msg_size) {
     tt_driver *drv = tt_rt_g.driver;
     tt_status st;
@@ -101,7 +116,15 @@ tt_status tt_rt_work_run(const tt_rt_work *w, char *msg, size_t msg_size) {
     if (t0)
         tt_rt_activity_note(w->op_name, w->device,
                             w->kind == TT_RT_WORK_LAUNCH ? TT_RT_ACTIVITY_KERNEL : TT_RT_ACTIVITY_COPY, t0);
-    if (st != TT_OK) snprintf(msg, msg_size, "%s: %s", w->op_name, tt_last_error());
+    if (st == TT_OK) return st;
+    const char *op = w->kind == TT_RT_WORK_LAUNCH ? failed_origin(w) : NULL;
+    const char *at = op ? op + strlen(op) + 1 : "";
+    if (!op) snprintf(msg, msg_size, "%s: %s", w->op_name, tt_last_error());
+    else if (w->n_origins == 1 && at[0]) snprintf(msg, msg_size, "%s (recorded at %s): %s", op, at, tt_last_error());
+    else if (w->n_origins == 1) snprintf(msg, msg_size, "%s: %s", op, tt_last_error());
+    else if (at[0])
+        snprintf(msg, msg_size, "%s (recorded at %s), in %s: %s", op, at, w->op_name, tt_last_error());
+    else snprintf(msg, msg_size, "%s, in %s: %s", op, w->op_name, tt_last_error());
     return st;
 }
 

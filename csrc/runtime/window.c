@@ -52,6 +52,7 @@ static void window_clear(tt_rt_window *w) {
     w->n_slots = w->n_args = w->n_views = 0;
     atomic_store_explicit(&w->n_ops, 0, memory_order_release);
     w->first_op[0] = 0;
+    w->origins_len = 0;
     tt_ir_builder_reset(w->b);
 }
 
@@ -62,6 +63,7 @@ void tt_rt_window_fini(tt_rt_window *w) {
     free(w->args);
     free(w->slots);
     free(w->views);
+    free(w->origins);
     pthread_mutex_destroy(&w->mu);
     memset(w, 0, sizeof *w);
 }
@@ -106,6 +108,7 @@ static tt_rt_wslot *slot_get(tt_rt_window *w, tt_rt_storage *s, tt_dtype dt) {
     sl->n = (int64_t)(s->nbytes / tt_dtype_size(dt));
     sl->flat = TT_IR_NONE;
     sl->written = false;
+    sl->views = -1;
     atomic_store(&s->wslot, w->n_slots++);
     return sl;
 }
@@ -141,7 +144,8 @@ static tt_ir_value arg_value(tt_rt_window *w, const tt_rt_tensor *t) {
     tt_rt_wslot *sl = slot_get(w, t->storage, t->dtype);
     if (!sl) return TT_IR_NONE;
     if (sl->flat == TT_IR_NONE && tt_rt_g.driver_strided && tt_rt_storage_has_buffer(t->storage)) {
-        for (int32_t i = 0; i < w->n_views; i++)
+        /* only this storage's views: a window reads many storages in place (an optimizer step) */
+        for (int32_t i = sl->views; i >= 0; i = w->views[i].next)
             if (same_view(&w->views[i].view, t)) return w->views[i].value;
         if (!grow((void **)&w->views, &w->cap_views, w->n_views + 1, sizeof *w->views)) {
             tt_ir_builder_fail(w->b, TT_STATUS_OUT_OF_MEMORY, "out of host memory for a window view");
@@ -149,7 +153,8 @@ static tt_ir_value arg_value(tt_rt_window *w, const tt_rt_tensor *t) {
         }
         tt_rt_arg a = {.kind = TT_RT_ARG_TENSOR, .tensor = *t};
         tt_ir_value v = add_arg(w, &a, tt_ir_param(w->b, t->dtype, t->rank, t->dims));
-        w->views[w->n_views++] = (tt_rt_wview){*t, v};
+        w->views[w->n_views] = (tt_rt_wview){*t, v, sl->views};
+        sl->views = w->n_views++;
         return v;
     }
     tt_ir_value flat = slot_flat(w, sl), v = TT_IR_NONE;
@@ -169,17 +174,42 @@ static bool view_fits(tt_rt_window *w, const tt_rt_tensor *t, bool write) {
            (!write && (!sl || sl->flat == TT_IR_NONE) && tt_rt_g.driver_strided && tt_rt_storage_has_buffer(t->storage));
 }
 
-/* Where the user's code is now (logging only; called without the window's lock: the hook may take Python's GIL). */
-static void where_now(char *buf, size_t size) {
+void tt_rt_set_op_lines(bool on) { tt_rt_g.op_lines = on; }
+bool tt_rt_get_op_lines(void) { return tt_rt_g.op_lines; }
+
+void tt_rt_where(char *buf, size_t size) {
     buf[0] = 0;
-    const char *at = tt_rt_g.log_fusion && where_hook ? where_hook(buf, size) : NULL;
-    if (!at || !*at) snprintf(buf, size, "?");
+    const char *at = where_hook ? where_hook(buf, size) : NULL;
+    if (!at) buf[0] = 0;
+}
+
+/* Where the user's code is now, for the log (called without the window's lock: the hook may take the GIL). */
+static void where_now(char *buf, size_t size) {
+    tt_rt_where(buf, size);
+    if (!buf[0]) snprintf(buf, size, "?");
+}
+
+/* Appends the op and its line to the window's origins (lock held). */
+static bool add_origin(tt_rt_window *w, const char *op, const char *where) {
+    size_t lo = strlen(op) + 1, lw = strlen(where) + 1, need = lo + lw;
+    if (w->origins_len + need > w->cap_origins) {
+        size_t cap = w->cap_origins ? w->cap_origins * 2 : 4096;
+        while (cap < w->origins_len + need) cap *= 2;
+        char *q = realloc(w->origins, cap);
+        if (!q) return false;
+        w->origins = q;
+        w->cap_origins = cap;
+    }
+    memcpy(w->origins + w->origins_len, op, lo);
+    memcpy(w->origins + w->origins_len + lo, where, lw);
+    w->origins_len += need;
+    return true;
 }
 
 static void log_cut(int device, tt_rt_window *w, tt_rt_cut_reason reason, int32_t n_out, int32_t dropped,
                     const char *outcome, const char *at) {
     fprintf(stderr, "torchtpu fusion: tpu:%d cut (%s) at %s: %d ops from %s, %d results, %d dropped; %s\n", device,
-            tt_rt_cut_reason_name(reason), at, (int)atomic_load(&w->n_ops), w->first_op,
+            tt_rt_cut_reason_name(reason), at && at[0] ? at : "?", (int)atomic_load(&w->n_ops), w->first_op,
             (int)n_out, (int)dropped, outcome);
 }
 
@@ -206,14 +236,21 @@ static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason
             continue;
         }
         if ((st = tt_rt_storage_materialize(sl->s)) != TT_OK) break;
+        /* written whole in the value's own shape (not as [n]): keeps the program's rows for the host row plan */
+        tt_ir_value v = tt_ir_reshape_source(w->b, sl->flat);
+        const tt_ir_type *vt = tt_ir_type_of(w->b, v);
         tt_rt_tensor *r = &res[n_out++];
         memset(r, 0, sizeof *r);
         r->storage = sl->s;
         r->dtype = sl->dtype;
-        r->rank = 1;
-        r->dims[0] = sl->n;
-        r->strides[0] = 1;
-        tt_ir_builder_add_output(w->b, sl->flat);
+        r->rank = vt->rank;
+        int64_t stride = 1;
+        for (int32_t d = vt->rank - 1; d >= 0; d--) {
+            r->dims[d] = vt->dims[d];
+            r->strides[d] = stride;
+            stride *= vt->dims[d];
+        }
+        tt_ir_builder_add_output(w->b, v);
     }
     tt_ir_program *p = NULL;
     if (st == TT_OK) st = tt_ir_builder_finish(w->b, &p);
@@ -221,7 +258,8 @@ static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason
     if (n_ops == 1) snprintf(name, sizeof name, "%s", w->first_op); /* a window of one op is that op */
     else snprintf(name, sizeof name, "fused window of %d ops (from %s)", (int)n_ops, w->first_op);
     int64_t compiles = atomic_load(&tt_rt_g.compiles);
-    if (st == TT_OK && n_out > 0) st = tt_rt_launch_queued(device, p, w->args, w->n_args, res, n_out, name);
+    tt_rt_origins origins = {w->origins, w->origins_len, n_ops};
+    if (st == TT_OK && n_out > 0) st = tt_rt_launch_queued(device, p, w->args, w->n_args, res, n_out, name, &origins);
     atomic_fetch_add(&tt_rt_g.cuts[reason], 1);
     atomic_fetch_add(&tt_rt_g.windows_run, 1);
     atomic_fetch_add(&tt_rt_g.windows_ops, n_ops);
@@ -270,10 +308,9 @@ tt_status tt_rt_flush(int device, tt_rt_cut_reason reason) {
 }
 
 tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *args, int32_t n_args,
-                              const tt_rt_tensor *results, int32_t n_results, const char *op) {
+                              const tt_rt_tensor *results, int32_t n_results, const char *op, const char *where) {
     tt_rt_window *w = &tt_rt_g.windows[device];
-    char where[256] = "";
-    if (tt_rt_g.log_fusion) where_now(where, sizeof where);
+    if (!where) where = "";
     pthread_mutex_lock(&w->mu);
     bool fits = true;
     for (int32_t i = 0; fits && i < n_args; i++)
@@ -308,6 +345,7 @@ tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *arg
         }
     }
     if (st == TT_OK) st = tt_ir_builder_status(w->b);
+    tt_ir_builder_set_origin(w->b, atomic_load(&w->n_ops)); /* an error in these nodes names this op */
     if (st == TT_OK) st = tt_ir_builder_inline(w->b, p, vals, outs);
     for (int32_t j = 0; st == TT_OK && j < n_results; j++) {
         const tt_rt_tensor *t = &results[j];
@@ -336,6 +374,14 @@ tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *arg
         pthread_mutex_unlock(&w->mu);
         return tt_error(st, "%s: recording into the fusion window failed (%d earlier ops dropped): %s", op, (int)lost,
                         msg);
+    }
+    tt_ir_builder_set_origin(w->b, -1); /* views and results written at the cut belong to no op */
+    if (!add_origin(w, op, where)) {
+        int32_t lost = atomic_load(&w->n_ops);
+        window_clear(w);
+        pthread_mutex_unlock(&w->mu);
+        return tt_error(TT_STATUS_OUT_OF_MEMORY, "%s: out of host memory to record the op (%d earlier ops dropped)",
+                        op, (int)lost);
     }
     if (atomic_load(&w->n_ops) == 0) snprintf(w->first_op, sizeof w->first_op, "%s", op);
     int32_t n = atomic_fetch_add_explicit(&w->n_ops, 1, memory_order_release) + 1;

@@ -48,7 +48,7 @@ typedef struct ew_job {
 
 /* The math of a float op over m compute values (o may be a; compare and is_finite go through ew_cmp). */
 #define EW_MATH(NAME, T, F, LGAMMA_R)                                                                     \
-    static void NAME(tt_ir_op op, const T *a, const T *b, const T *c, T *o, int64_t m) {                 \
+    TT_HOST_VEC_CLONES static void NAME(tt_ir_op op, const T *a, const T *b, const T *c, T *o, int64_t m) { \
         switch (op) {                                                                                    \
         U(ABS, F(fabs)(a[i]))                                                                            \
         U(NEGATE, -a[i])                                                                                 \

@@ -476,7 +476,10 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
         } else {
             st = run_node(p, n, vals, scratch);
         }
-        if (st != TT_OK) goto done;
+        if (st != TT_OK) {
+            tt_error_set_node(k); /* the runtime names the op that recorded node k */
+            goto done;
+        }
     }
     /* Every output is final in a temporary (or a private copy); now write the results. */
     for (int32_t o = 0; o < n_results; o++) {

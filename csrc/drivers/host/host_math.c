@@ -65,13 +65,8 @@ static inline double clamp_abs(double v, double lim) {
     return v;
 }
 
-/* Baseline x86-64 (SSE2) has no 64-bit integer compare, so the loops vectorize only from AVX2 up: clone them
- * (AVX-512 doubles the lanes again); the loader picks a clone for the CPU. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define VEC_CLONES
-#endif
+/* Baseline x86-64 (SSE2) has no 64-bit integer compare, so the loops vectorize only from AVX2 up: cloned. */
+#define VEC_CLONES TT_HOST_VEC_CLONES
 
 VEC_CLONES void tt_host_vexp_f32(const float *x, float *o, int64_t m) {
     for (int64_t i = 0; i < m; i++) {

@@ -31,12 +31,25 @@ static bool in_dims(const tt_ir_dims *l, int64_t v) {
  * accumulator: sum (lanes combined pairwise, then the tail) and max/min (NaN anywhere gives NaN; among equal
  * values, e.g. -0 and +0, the lane order decides which one is kept). */
 #define LANES 16
-#define RED_BLOCK(NAME, T)                                                                                \
+/* The partial sums are four 16-byte GCC vectors (lanes 0-3, 4-7, 8-11, 12-15), so they live in registers on any
+ * x86-64: as a plain array (or one 64-byte vector) GCC kept them in memory and every step waited on a
+ * store-to-load round trip. Same lanes, same order, same results. */
+#define Q(T) (16 / (int)sizeof(T)) /* lanes per 16-byte vector */
+typedef float quad_f32 __attribute__((vector_size(16)));
+typedef double quad_f64 __attribute__((vector_size(16)));
+#define RED_BLOCK(NAME, T, VT)                                                                            \
     static T sum_##NAME(const T *v, int64_t m) {                                                          \
-        T l[LANES] = {0}, tail = 0;                                                                       \
+        VT acc[LANES / Q(T)] = {{0}};                                                                     \
+        T l[LANES], tail = 0;                                                                             \
         int64_t i = 0;                                                                                    \
-        for (; i + LANES <= m; i += LANES)                                                                \
-            for (int k = 0; k < LANES; k++) l[k] += v[i + k];                                             \
+        for (; i + LANES <= m; i += LANES) {                                                              \
+            _Pragma("GCC unroll 8") for (int q = 0; q < LANES / Q(T); q++) {                              \
+                VT x;                                                                                     \
+                memcpy(&x, v + i + q * Q(T), sizeof x);                                                   \
+                acc[q] += x;                                                                              \
+            }                                                                                             \
+        }                                                                                                 \
+        memcpy(l, acc, sizeof l);                                                                        \
         for (; i < m; i++) tail += v[i];                                                                  \
         for (int w = LANES / 2; w > 0; w /= 2)                                                            \
             for (int k = 0; k < w; k++) l[k] += l[k + w];                                                 \
@@ -71,12 +84,12 @@ static bool in_dims(const tt_ir_dims *l, int64_t v) {
         return r;                                                                                         \
     }
 
-RED_BLOCK(red_f32, float)
-RED_BLOCK(red_f64, double)
+RED_BLOCK(red_f32, float, quad_f32)
+RED_BLOCK(red_f64, double, quad_f64)
 
 /* Reduction of one contiguous row of n elements of dtype dt, in compute type T. */
 #define RED_FLOAT(NAME, T, NATIVE, LOAD)                                                                  \
-    static T NAME(tt_dtype dt, tt_ir_reduce_kind kind, const char *x, int64_t n) {                       \
+    TT_HOST_VEC_CLONES static T NAME(tt_dtype dt, tt_ir_reduce_kind kind, const char *x, int64_t n) {    \
         size_t es = tt_dtype_size(dt);                                                                    \
         if (kind == TT_REDUCE_ADD && n > BLK) {                                                           \
             int64_t h = (n / 2 + BLK - 1) / BLK * BLK;                                                    \

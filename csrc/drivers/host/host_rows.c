@@ -203,6 +203,7 @@ typedef struct rows_job {
     atomic_int failed;         /* set by the first failing block, which alone writes status and msg */
     tt_status status;
     char msg[512];
+    int32_t node;              /* the failing node (tt_error_node) */
 } rows_job;
 
 /* Element offset of block b in a view with these strides. */
@@ -231,6 +232,7 @@ static void run_blocks(void *user, int64_t begin, int64_t end) {
                                           : tt_host_execute(r->full, a, j->n_args, res, j->n_results);
         if (st != TT_OK && atomic_exchange(&j->failed, 1) == 0) {
             j->status = st;
+            j->node = tt_error_node();
             snprintf(j->msg, sizeof j->msg, "%s", tt_last_error());
         }
     }
@@ -261,9 +263,11 @@ tt_status tt_host_rows_execute(tt_host_rows *r, const tt_exec_arg *args, int32_t
     /* From here on blocks write results (possibly over their own in-place inputs): a failure is reported as it is,
      * never answered by re-running the program over a half-written input. */
     *declined = false;
-    rows_job j = {r, args, results, n_args, n_results, 0, TT_OK, {0}};
+    rows_job j = {r, args, results, n_args, n_results, 0, TT_OK, {0}, -1};
     tt_host_parallel_for(r->n_blocks, 1, run_blocks, &j);
     if (!atomic_load(&j.failed)) return TT_OK;
-    /* the failing block ran on a pool thread: carry its message over to this one */
-    return tt_error(j.status, "%s", j.msg);
+    /* the failing block ran on a pool thread: carry its message (and node: chunks keep the node order) over */
+    tt_status st = tt_error(j.status, "%s", j.msg);
+    tt_error_set_node(j.node);
+    return st;
 }

@@ -35,7 +35,9 @@ int64_t tt_host_f64_to_i64(double v) {
     default: break;                                                                  \
     }
 
-void tt_host_load_f32(tt_dtype dt, const void *src, int64_t n, float *dst) { LOAD_CASES(float, dst, src, n) }
+TT_HOST_VEC_CLONES void tt_host_load_f32(tt_dtype dt, const void *src, int64_t n, float *dst) {
+    LOAD_CASES(float, dst, src, n)
+}
 void tt_host_load_f64(tt_dtype dt, const void *src, int64_t n, double *dst) { LOAD_CASES(double, dst, src, n) }
 
 void tt_host_load_i64(tt_dtype dt, const void *src, int64_t n, int64_t *dst) {
@@ -66,7 +68,7 @@ void tt_host_load_i64(tt_dtype dt, const void *src, int64_t n, int64_t *dst) {
 #define F2I(x) tt_host_f64_to_i64((double)(x))
 #define I2I(x) (x)
 
-void tt_host_store_f32(tt_dtype dt, const float *src, int64_t n, void *dst) {
+TT_HOST_VEC_CLONES void tt_host_store_f32(tt_dtype dt, const float *src, int64_t n, void *dst) {
     switch (dt) {
     case TT_F32: memcpy(dst, src, (size_t)n * 4); break;
     case TT_F64: { double *d = dst; for (int64_t i = 0; i < n; i++) d[i] = src[i]; } break;
