@@ -117,14 +117,12 @@ tt_status tt_rt_work_run(const tt_rt_work *w, char *msg, size_t msg_size) {
         tt_rt_activity_note(w->op_name, w->device,
                             w->kind == TT_RT_WORK_LAUNCH ? TT_RT_ACTIVITY_KERNEL : TT_RT_ACTIVITY_COPY, t0);
     if (st == TT_OK) return st;
+    /* "<op>[ (recorded at <line>)][, in <window>]: <message>", or "<launch>: <message>" when the op is unknown */
     const char *op = w->kind == TT_RT_WORK_LAUNCH ? failed_origin(w) : NULL;
     const char *at = op ? op + strlen(op) + 1 : "";
-    if (!op) snprintf(msg, msg_size, "%s: %s", w->op_name, tt_last_error());
-    else if (w->n_origins == 1 && at[0]) snprintf(msg, msg_size, "%s (recorded at %s): %s", op, at, tt_last_error());
-    else if (w->n_origins == 1) snprintf(msg, msg_size, "%s: %s", op, tt_last_error());
-    else if (at[0])
-        snprintf(msg, msg_size, "%s (recorded at %s), in %s: %s", op, at, w->op_name, tt_last_error());
-    else snprintf(msg, msg_size, "%s, in %s: %s", op, w->op_name, tt_last_error());
+    bool in_window = op && w->n_origins > 1;
+    snprintf(msg, msg_size, "%s%s%s%s%s%s: %s", op ? op : w->op_name, at[0] ? " (recorded at " : "", at,
+             at[0] ? ")" : "", in_window ? ", in " : "", in_window ? w->op_name : "", tt_last_error());
     return st;
 }
 

@@ -14,14 +14,6 @@
 /* Elements per block in blocked elementwise loops (stack buffers of this many compute values). */
 #define TT_HOST_BLOCK 512
 
-/* The hot typed loops are built for several x86-64 levels and the loader picks one for the CPU (baseline x86-64
- * is SSE2: 4 lanes). The loops are IEEE arithmetic without contraction (-std=c11), so every clone gives the same
- * bits; only the speed differs. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define TT_HOST_VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define TT_HOST_VEC_CLONES
-#endif
 /* Elements below which loops do not go to the thread pool. */
 #define TT_HOST_GRAIN 32768
 

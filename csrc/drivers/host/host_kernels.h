@@ -11,6 +11,15 @@
 #include "tt_driver.h"
 #include "tt_ir.h"
 
+/* The hot typed loops are built for several x86-64 levels and the loader picks one for the CPU (baseline x86-64
+ * is SSE2: 4 lanes; v3 adds AVX2 and FMA, so an explicit fmaf vectorizes; v4 AVX-512). The loops are IEEE
+ * arithmetic without contraction (-std=c11), so every clone gives the same bits; only the speed differs. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TT_HOST_VEC_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define TT_HOST_VEC_CLONES
+#endif
+
 /* dot_general with the node's dimension numbers and precision. Operand dtypes: f32, bf16, f16, f64, integers. */
 tt_status tt_host_dot_general(const tt_ir_program *p, const tt_ir_node *node, const void *lhs, const void *rhs,
                               void *out);

@@ -479,10 +479,7 @@ static void gemm_f32_small(const gemm_f32_job *g, int64_t b0, int64_t b1) {
 /* The same sums for one pass (DEFAULT or FP32) over B with contiguous rows, ordered i, k, j so the j loop
  * vectorizes: C[i, j] = fma(a[i, k], b[k, j], C[i, j]) for k = 0, 1, ... is exactly the scalar loop's chain per
  * element (bit-identical results), 8-16 lanes at a time instead of one (attention's many small matmuls). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
-static void gemm_f32_small_rows(const gemm_f32_job *g, int64_t bi) {
+TT_HOST_VEC_CLONES static void gemm_f32_small_rows(const gemm_f32_job *g, int64_t bi) {
     const float *A = g->A + bi * g->a_bs, *B = g->B + bi * g->b_bs;
     float *C = g->C + bi * g->c_bs;
     bool hi_a = g->ta[0] == PART_HI, hi_b = g->tb[0] == PART_HI;
