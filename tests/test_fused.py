@@ -155,7 +155,19 @@ def test_fusion_log_names_the_reason_and_the_users_line(python):
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("torchtpu fusion:")]
     reads = [ln for ln in lines if "cut (read) at <string>:5" in ln]
     assert len(reads) == 3, r.stderr
-    assert "compiled (new program)" in reads[1] and "cached program" in reads[2]  # the first also made x
+    # the first also made x; the second is the first window of its ops; the third replays it
+    assert "compiled (new structure)" in reads[1] and reads[2].endswith("; replayed"), r.stderr
+
+
+def test_fusion_log_says_why_a_window_compiled(python):
+    code = ("import torch, torchtpu\n"
+            "for n, dt in ((4, torch.float32), (8, torch.float32), (8, torch.float64), (8, torch.float64)):\n"
+            "    (torch.ones(n, dtype=dt, device='tpu') * 2).sum().item()\n")
+    r = python(code, env={"TORCHTPU_EAGER_MODE": "fused", "TORCHTPU_LOG": "fusion"})
+    assert r.returncode == 0, r.stderr
+    outcomes = [ln.rsplit("; ", 1)[1] for ln in r.stderr.splitlines() if "cut (read) at <string>:3" in ln]
+    assert outcomes == ["compiled (new structure)", "compiled (new shapes)", "compiled (new dtype)", "replayed"], \
+        r.stderr
 
 
 def test_a_training_step_replays_cached_programs(fused):
@@ -173,9 +185,13 @@ def test_a_training_step_replays_cached_programs(fused):
 
     step()
     step()  # AdamW's first step differs (its state is created then)
-    before = torchtpu.metrics()["compiles"]
+    before_windows = torchtpu.metrics()["fused_windows"]
+    before, replays = torchtpu.metrics()["compiles"], torchtpu.metrics()["fused_window_replays"]
     losses = [step() for _ in range(3)]
-    assert torchtpu.metrics()["compiles"] == before  # the same cuts every step: cached programs
+    m = torchtpu.metrics()
+    assert m["compiles"] == before  # the same cuts every step: cached programs
+    # ... and the same windows: every one replays its program without building it again
+    assert m["fused_window_replays"] - replays == m["fused_windows"] - before_windows
     assert losses[0] > losses[-1]
 
 

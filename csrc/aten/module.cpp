@@ -71,6 +71,7 @@ static py::dict metrics() {
     d["fused_windows"] = m.windows;
     d["fused_window_ops"] = m.window_ops;
     d["pending_dropped"] = m.pending_dropped;
+    d["fused_window_replays"] = m.window_replays;  // windows whose recorded trace was cached: program not rebuilt
     d["signature_hits"] = signature_hits();      // ops that reused their program without lowering (op_plan.h)
     d["signature_misses"] = signature_misses();  // ops looked up and lowered
     return d;
@@ -240,6 +241,9 @@ PYBIND11_MODULE(_C, m) {
         }
         return t;
     });
+    // ---- benchmarks: PyTorch CPU tensors' peak bytes while tracking (cpu_memory.cpp)
+    m.def("cpu_memory_track", &cpu_memory_track);
+    m.def("cpu_memory_peak", &cpu_memory_peak);
     // ---- exit
     m.def("quiesce_for_exit", &quiesce_for_exit);
 }

@@ -85,6 +85,11 @@ bool cpu_fallback_enabled();
 void set_cpu_fallback_enabled(bool on);
 void count_fallback(const std::string& op, const std::string& why);  // why: "has no native tpu lowering"...
 
+// ---- PyTorch CPU tensors' peak bytes, for benchmarks (cpu_memory.cpp): cpu_memory_track(true) starts counting
+// from now (the peak above what is live now); false changes nothing (the counting allocator stays installed).
+void cpu_memory_track(bool on);
+int64_t cpu_memory_peak();
+
 // ---- exit (module.cpp quiesce_for_exit): has this process launched any tpu work?
 bool launched_any();
 

@@ -277,6 +277,9 @@ tt_status tt_ir_builder_finish(tt_ir_builder *b, tt_ir_program **out);
 /* ---- program lifetime ---- */
 void tt_ir_program_retain(tt_ir_program *p);
 void tt_ir_program_destroy(tt_ir_program *p);   /* drops one reference; accepts NULL */
+/* How b differs from a, in words for a log: "new structure" (other ops or wiring), else "new dtype", "new shapes",
+ * "new precision" (a matmul's or convolution's), "new constants", "new attributes"; "same program" if equal. */
+const char *tt_ir_program_difference(const tt_ir_program *a, const tt_ir_program *b);
 tt_status tt_ir_verify(const tt_ir_program *p);  /* every type and attribute consistent */
 bool tt_ir_program_equal(const tt_ir_program *a, const tt_ir_program *b); /* structural equality (cache check) */
 /* StableHLO text of the whole program (a module with func @main). *text owned by caller (free()). */

@@ -271,6 +271,8 @@ typedef struct tt_rt_metrics {
     int64_t windows;                  /* fused windows run */
     int64_t window_ops;               /* ops they held */
     int64_t pending_dropped;          /* pending storages no one referenced at their cut: never allocated */
+    int64_t window_replays;           /* windows whose trace was cached: their program replayed, not built */
+    int64_t window_traces;            /* traces cached now */
 } tt_rt_metrics;
 void tt_rt_metrics_get(tt_rt_metrics *out);
 void tt_rt_metrics_reset(void);

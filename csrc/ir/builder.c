@@ -98,6 +98,39 @@ static bool operand_ok(tt_ir_builder *b, tt_ir_op op, tt_ir_value v) {
     return false;
 }
 
+static tt_ir_value emit(tt_ir_builder *b, tt_ir_op op, const tt_ir_attrs *a, int32_t n_in, const tt_ir_value *ins,
+                        const tt_ir_type *hint, tt_ir_value *outs2);
+
+/* The rank-0 value v broadcasts, if v is a splat (a broadcast_in_dim of a 0-d value), else TT_IR_NONE. */
+static tt_ir_value splat_source(const tt_ir_builder *b, tt_ir_value v) {
+    if (v < 0 || v >= b->n_values || b->types[v].rank == 0) return TT_IR_NONE;
+    const tt_ir_node *n = &b->nodes[b->value_node[v]];
+    if (n->op != TT_OP_BROADCAST_IN_DIM) return TT_IR_NONE;
+    tt_ir_value x = b->operands[n->inputs_offset];
+    return b->types[x].rank == 0 ? x : TT_IR_NONE;
+}
+
+/* An elementwise op whose operands are all splats computes one element and broadcasts it: the same float
+ * operation on the same values, once (an optimizer's 1 - beta, a lerp's weight test). TT_IR_NONE: not that case. */
+static tt_ir_value hoist_splats(tt_ir_builder *b, tt_ir_op op, const tt_ir_attrs *a, int32_t n_in,
+                                const tt_ir_value *ins, const tt_ir_type *hint) {
+    if (op < TT_OP_ABS || op > TT_OP_CONVERT || n_in < 1 || n_in > 3) return TT_IR_NONE;
+    tt_ir_value src[3];
+    for (int32_t i = 0; i < n_in; i++)
+        if ((src[i] = splat_source(b, ins[i])) == TT_IR_NONE) return TT_IR_NONE;
+    tt_ir_type shape = b->types[ins[0]], h0;
+    if (hint) {
+        memset(&h0, 0, sizeof h0); /* types compare and hash by bytes */
+        h0.dtype = hint->dtype;
+    }
+    tt_ir_value one = emit(b, op, a, n_in, src, hint ? &h0 : NULL, NULL);
+    if (one == TT_IR_NONE) return TT_IR_NONE;
+    tt_ir_attrs ba;
+    memset(&ba, 0, sizeof ba);
+    shape.dtype = b->types[one].dtype;
+    return emit(b, TT_OP_BROADCAST_IN_DIM, &ba, 1, &one, &shape, NULL);
+}
+
 /* Appends one node after inferring and validating its result types. outs2 (may be NULL) receives the
  * result values (two for a two-operand sort). Returns the first result or TT_IR_NONE. */
 static tt_ir_value emit(tt_ir_builder *b, tt_ir_op op, const tt_ir_attrs *a, int32_t n_in, const tt_ir_value *ins,
@@ -107,6 +140,10 @@ static tt_ir_value emit(tt_ir_builder *b, tt_ir_op op, const tt_ir_attrs *a, int
         return record(b, tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: invalid operand list", tt_ir_op_name(op)));
     for (int32_t i = 0; i < n_in; i++)
         if (!operand_ok(b, op, ins[i])) return TT_IR_NONE;
+    if (op >= TT_OP_ABS && op <= TT_OP_CONVERT && n_in > 0 && !outs2) {
+        tt_ir_value v = hoist_splats(b, op, a, n_in, ins, hint);
+        if (v != TT_IR_NONE || b->status != TT_OK) return v;
+    }
     if (!tt_ir_grow((void **)&b->operands, &b->cap_operands, (int64_t)b->n_operands + n_in, sizeof(tt_ir_value)) ||
         !tt_ir_grow((void **)&b->nodes, &b->cap_nodes, (int64_t)b->n_nodes + 1, sizeof(tt_ir_node)) ||
         !tt_ir_grow((void **)&b->types, &b->cap_types, (int64_t)b->n_values + 2, sizeof(tt_ir_type)) ||
@@ -573,6 +610,36 @@ tt_ir_value tt_ir_reduce_window(tt_ir_builder *b, tt_ir_value x, const tt_ir_att
 
 /* ---- contractions ---- */
 
+/* A dot_general operand that is a transpose: the transpose's operand, with the operand's batch and contracting
+ * dims mapped through the permutation, when its free dims keep their order (they give the result's layout). The
+ * matmul then reads the untransposed values in place, as a strict op reads a transposed view, instead of the
+ * window copying the transpose first (k.transpose(-2, -1) in attention). Otherwise v itself. */
+static tt_ir_value untransposed(const tt_ir_builder *b, tt_ir_value v, tt_ir_dims *batch, tt_ir_dims *contract) {
+    if (!b || b->status != TT_OK || v < 0 || v >= b->n_values) return v;
+    const tt_ir_node *n = &b->nodes[b->value_node[v]];
+    if (n->op != TT_OP_TRANSPOSE || batch->n < 0 || contract->n < 0 || batch->n + contract->n > TT_MAX_RANK) return v;
+    const int64_t *perm = n->attrs.transpose.perm.v;
+    int32_t r = b->types[v].rank;
+    bool used[TT_MAX_RANK] = {false};
+    for (int64_t i = 0; i < batch->n; i++)
+        if (batch->v[i] >= 0 && batch->v[i] < r) used[batch->v[i]] = true;
+    for (int64_t i = 0; i < contract->n; i++)
+        if (contract->v[i] >= 0 && contract->v[i] < r) used[contract->v[i]] = true;
+    int64_t last = -1;
+    for (int32_t d = 0; d < r; d++) {
+        if (used[d]) continue;
+        if (perm[d] <= last) return v;
+        last = perm[d];
+    }
+    for (int64_t i = 0; i < batch->n; i++)
+        if (batch->v[i] < 0 || batch->v[i] >= r) return v; /* invalid: left for the verifier to report */
+    for (int64_t i = 0; i < contract->n; i++)
+        if (contract->v[i] < 0 || contract->v[i] >= r) return v;
+    for (int64_t i = 0; i < batch->n; i++) batch->v[i] = perm[batch->v[i]];
+    for (int64_t i = 0; i < contract->n; i++) contract->v[i] = perm[contract->v[i]];
+    return b->operands[n->inputs_offset];
+}
+
 tt_ir_value tt_ir_dot_general(tt_ir_builder *b, tt_ir_value lhs, tt_ir_value rhs, const tt_ir_attrs *attrs,
                               tt_dtype out_dtype) {
     if (!attrs_ok(b, "dot_general", attrs)) return TT_IR_NONE;
@@ -583,6 +650,8 @@ tt_ir_value tt_ir_dot_general(tt_ir_builder *b, tt_ir_value lhs, tt_ir_value rhs
     copy_dims(&a.dot.rhs_batch, &attrs->dot.rhs_batch);
     copy_dims(&a.dot.rhs_contract, &attrs->dot.rhs_contract);
     a.dot.precision = attrs->dot.precision;
+    lhs = untransposed(b, lhs, &a.dot.lhs_batch, &a.dot.lhs_contract);
+    rhs = untransposed(b, rhs, &a.dot.rhs_batch, &a.dot.rhs_contract);
     tt_ir_type h;
     memset(&h, 0, sizeof h);
     h.dtype = out_dtype;

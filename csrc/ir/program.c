@@ -196,3 +196,30 @@ bool tt_ir_program_equal(const tt_ir_program *a, const tt_ir_program *b) {
            memcmp(a->outputs, b->outputs, (size_t)a->n_outputs * sizeof *a->outputs) == 0 &&
            (a->constants_size == 0 || memcmp(a->constants, b->constants, (size_t)a->constants_size) == 0);
 }
+
+const char *tt_ir_program_difference(const tt_ir_program *a, const tt_ir_program *b) {
+    if (tt_ir_program_equal(a, b)) return "same program";
+    if (a->n_nodes != b->n_nodes || a->n_values != b->n_values || a->n_operands != b->n_operands ||
+        a->n_params != b->n_params || a->n_outputs != b->n_outputs ||
+        memcmp(a->operands, b->operands, (size_t)a->n_operands * sizeof *a->operands) != 0 ||
+        memcmp(a->outputs, b->outputs, (size_t)a->n_outputs * sizeof *a->outputs) != 0)
+        return "new structure";
+    for (int32_t k = 0; k < a->n_nodes; k++)
+        if (a->nodes[k].op != b->nodes[k].op || a->nodes[k].n_inputs != b->nodes[k].n_inputs) return "new structure";
+    for (int32_t v = 0; v < a->n_values; v++)
+        if (a->types[v].dtype != b->types[v].dtype) return "new dtype";
+    for (int32_t v = 0; v < a->n_values; v++)
+        if (a->types[v].rank != b->types[v].rank ||
+            memcmp(a->types[v].dims, b->types[v].dims, sizeof(int64_t) * (size_t)a->types[v].rank) != 0)
+            return "new shapes";
+    for (int32_t k = 0; k < a->n_nodes; k++) {
+        const tt_ir_node *x = &a->nodes[k], *y = &b->nodes[k];
+        if ((x->op == TT_OP_DOT_GENERAL && x->attrs.dot.precision != y->attrs.dot.precision) ||
+            (x->op == TT_OP_CONVOLUTION && x->attrs.conv.precision != y->attrs.conv.precision))
+            return "new precision";
+    }
+    if (a->constants_size != b->constants_size ||
+        (a->constants_size && memcmp(a->constants, b->constants, (size_t)a->constants_size) != 0))
+        return "new constants";
+    return "new attributes";
+}

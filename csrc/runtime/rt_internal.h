@@ -151,10 +151,20 @@ typedef struct tt_rt_wslot {
     tt_rt_storage *s;  /* retained while in the window */
     tt_dtype dtype;    /* the dtype the window sees it as (its first use) */
     int64_t n;         /* elements of that dtype */
-    tt_ir_value flat;  /* its contents in the window as a [n] value, or TT_IR_NONE (read in place / not read) */
+    bool had_buffer;   /* it had a buffer when the window first touched it (a window never gives one until its cut) */
+    bool has_flat;     /* the window holds its contents as a [n] value (else: read in place / not read yet) */
+    tt_ir_value flat;  /* that value while the program is built (TT_IR_NONE while only recording) */
     bool written;      /* recorded ops wrote it: a result of the window's program, if still referenced */
     int32_t views;     /* its first in-place view in the window's views (chained by tt_rt_wview.next), or -1 */
 } tt_rt_wslot;
+
+/* One recorded op, kept until the cut: its program is built into the window's only when the window's trace is not
+ * in the trace cache (wtrace.c). */
+typedef struct tt_rt_wop {
+    tt_ir_program *p;          /* retained */
+    int32_t first_arg, n_args; /* its args in tt_rt_window.op_args */
+    int32_t first_res, n_res;  /* its results in tt_rt_window.op_res */
+} tt_rt_wop;
 
 typedef struct tt_rt_wview {   /* a view a driver reads in place, a parameter of the window's program */
     tt_rt_tensor view;
@@ -181,6 +191,14 @@ typedef struct tt_rt_window {
     int32_t n_slots, cap_slots;
     tt_rt_wview *views;
     int32_t n_views, cap_views;
+    tt_rt_wop *ops;             /* the ops recorded since the last cut */
+    int32_t cap_ops;
+    tt_rt_arg *op_args;         /* their args and results, copied (the slots retain the storages) */
+    int32_t n_op_args, cap_op_args;
+    tt_rt_tensor *op_res;
+    int32_t n_op_res, cap_op_res;
+    uint64_t *trace;            /* what determines the window's program, op by op (wtrace.c) */
+    int32_t n_trace, cap_trace;
     _Atomic int32_t n_ops;      /* ops recorded since the last cut (read without the lock: is there work?) */
     char first_op[64];
     char *origins;              /* tt_rt_origins text of the ops recorded */
@@ -201,6 +219,26 @@ static inline bool tt_rt_window_busy(int device);
 tt_status tt_rt_launch_queued(int device, tt_ir_program *program, const tt_rt_arg *args, int32_t n_args,
                               const tt_rt_tensor *results, int32_t n_results, const char *op,
                               const tt_rt_origins *origins);
+/* ---- the trace cache (wtrace.c): a window whose trace (its ops' programs, the slots and views they touch, the
+ * results kept) was seen before replays that window's finished program without building it again ---- */
+typedef struct tt_rt_wtrace tt_rt_wtrace;
+/* The cached trace equal to w's (with outputs mask), retained, or NULL. */
+tt_rt_wtrace *tt_rt_wtrace_find(const tt_rt_window *w, const uint64_t *mask, int32_t n_mask);
+/* Caches w's trace with its finished program and the slots written as its outputs, in order; returns a reference
+ * (NULL when out of memory: the window still runs). */
+tt_rt_wtrace *tt_rt_wtrace_insert(const tt_rt_window *w, const uint64_t *mask, int32_t n_mask,
+                                  tt_ir_program *program, const int32_t *out_slots, int32_t n_out);
+void tt_rt_wtrace_release(tt_rt_wtrace *t);
+/* The first live program equal to p (p itself if none), retained: what a window records for an op. */
+tt_ir_program *tt_rt_wtrace_intern(tt_ir_program *p);
+tt_ir_program *tt_rt_wtrace_program(const tt_rt_wtrace *t);
+int32_t tt_rt_wtrace_outputs(const tt_rt_wtrace *t, const int32_t **slots);
+/* Why a window's new program was compiled: "new structure", "new shapes", "new dtype", "new precision", "new
+ * constants", compared with the last program compiled for the same sequence of ops (ops: the origins text). */
+const char *tt_rt_wtrace_miss_reason(const tt_rt_origins *ops, tt_ir_program *program);
+void tt_rt_wtrace_clear(void); /* drops every cached trace (shutdown, tests) */
+int64_t tt_rt_wtrace_count(void);
+
 /* The user's file:line now, into buf ("" when unknown; the hook skips threads not holding Python's GIL). */
 void tt_rt_where(char *buf, size_t size);
 
@@ -238,7 +276,7 @@ typedef struct tt_rt_state {
     bool driver_strided;        /* the driver reads strided views in place (TT_DRIVER_CAP_STRIDED_VIEWS) */
     /* metrics */
     _Atomic int64_t cuts[TT_RT_CUT_COUNT];
-    _Atomic int64_t windows_run, windows_ops, pending_dropped;
+    _Atomic int64_t windows_run, windows_ops, pending_dropped, window_replays;
     _Atomic int64_t ops[TT_EAGER_MODE_COUNT];
     _Atomic int64_t compiles, cache_hits, bytes_to_device, bytes_to_host, syncs;
     _Atomic int64_t compile_ns;

@@ -194,6 +194,7 @@ void tt_rt_shutdown(void) {
          * storages are released before the driver goes. */
         (void)tt_rt_window_cut(-1, TT_RT_CUT_FLUSH);
         for (int d = 0; d < g->n_devices; d++) tt_rt_window_fini(&g->windows[d]);
+        tt_rt_wtrace_clear(); /* traces assume this driver's view of storages */
         for (int d = 0; d < g->n_devices; d++) tt_rt_stream_fini(&g->streams[d]);
         tt_rt_cache_fini();
         atomic_store_explicit(&g->ready, false, memory_order_release);
@@ -289,6 +290,8 @@ void tt_rt_metrics_get(tt_rt_metrics *out) {
     out->windows = atomic_load(&g->windows_run);
     out->window_ops = atomic_load(&g->windows_ops);
     out->pending_dropped = atomic_load(&g->pending_dropped);
+    out->window_replays = atomic_load(&g->window_replays);
+    out->window_traces = tt_rt_wtrace_count();
     size_t peak = 0;
     for (int d = 0; d < g->n_devices; d++) {
         size_t p = atomic_load(&g->mem[d].peak);
@@ -311,5 +314,6 @@ void tt_rt_metrics_reset(void) {
     atomic_store(&g->windows_run, 0);
     atomic_store(&g->windows_ops, 0);
     atomic_store(&g->pending_dropped, 0);
+    atomic_store(&g->window_replays, 0);
     for (int d = 0; d < g->n_devices; d++) tt_rt_memory_reset_peak(d);
 }

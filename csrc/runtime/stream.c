@@ -178,6 +178,9 @@ static void *worker_main(void *arg) {
     tt_rt_work *ring = atomic_load(&s->ring);
     char msg[TT_RT_MSG_SIZE];
     tt_rt_poison *failure = NULL; /* the error items are skipped for, kept by what they should have written */
+    char name[16];
+    snprintf(name, sizeof name, "tpu%d-stream", s->device % 1000);
+    pthread_setname_np(pthread_self(), name); /* for profilers and top; a failure changes nothing */
     for (uint64_t ticket = atomic_load(&s->deq);; ticket++) {
         tt_rt_work *w = &ring[ticket & (TT_RT_QUEUE_CAP - 1)];
         if (!published(w, ticket) && !wait_published(s, w, ticket)) break;

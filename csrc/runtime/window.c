@@ -43,13 +43,15 @@ tt_status tt_rt_window_init(tt_rt_window *w) {
     return TT_OK;
 }
 
-/* Empties the window (lock held): slots released, builder reset. */
+/* Empties the window (lock held): slots released, op records and builder reset. */
 static void window_clear(tt_rt_window *w) {
     for (int32_t i = 0; i < w->n_slots; i++) {
         atomic_store(&w->slots[i].s->wslot, -1);
         tt_rt_storage_release(w->slots[i].s);
     }
-    w->n_slots = w->n_args = w->n_views = 0;
+    int32_t n_ops = atomic_load(&w->n_ops);
+    for (int32_t k = 0; k < n_ops; k++) tt_ir_program_destroy(w->ops[k].p);
+    w->n_slots = w->n_args = w->n_views = w->n_op_args = w->n_op_res = w->n_trace = 0;
     atomic_store_explicit(&w->n_ops, 0, memory_order_release);
     w->first_op[0] = 0;
     w->origins_len = 0;
@@ -64,6 +66,10 @@ void tt_rt_window_fini(tt_rt_window *w) {
     free(w->slots);
     free(w->views);
     free(w->origins);
+    free(w->ops);
+    free(w->op_args);
+    free(w->op_res);
+    free(w->trace);
     pthread_mutex_destroy(&w->mu);
     memset(w, 0, sizeof *w);
 }
@@ -79,14 +85,39 @@ static bool grow(void **p, int32_t *cap, int32_t need, size_t size) {
     return true;
 }
 
-static tt_ir_value add_arg(tt_rt_window *w, const tt_rt_arg *a, tt_ir_value v) {
-    if (v == TT_IR_NONE) return v;
-    if (!grow((void **)&w->args, &w->cap_args, w->n_args + 1, sizeof *w->args)) {
-        tt_ir_builder_fail(w->b, TT_STATUS_OUT_OF_MEMORY, "out of host memory for a window parameter");
-        return TT_IR_NONE;
+static tt_status oom(const char *what) { return tt_error(TT_STATUS_OUT_OF_MEMORY, "out of host memory for %s", what); }
+
+/* ---- the trace: everything that decides the window's program and its parameters, op by op ---- */
+static tt_status trace_push(tt_rt_window *w, int32_t n, const uint64_t *v) {
+    if (!grow((void **)&w->trace, &w->cap_trace, w->n_trace + n, sizeof *w->trace)) return oom("a window trace");
+    memcpy(w->trace + w->n_trace, v, (size_t)n * sizeof *v);
+    w->n_trace += n;
+    return TT_OK;
+}
+
+/* A tensor the op reads or writes: its slot (by first use, so equal traces number slots alike), the slot's size
+ * and state when new, the view. */
+static tt_status trace_tensor(tt_rt_window *w, int32_t slot, bool new_slot, const tt_rt_tensor *t) {
+    const tt_rt_wslot *sl = &w->slots[slot];
+    uint64_t v[4 + 2 * TT_MAX_RANK];
+    int32_t n = 0;
+    v[n++] = (uint64_t)(uint32_t)slot | (uint64_t)t->dtype << 32 | (uint64_t)t->rank << 40 |
+             (uint64_t)new_slot << 48 | (uint64_t)sl->had_buffer << 49;
+    if (new_slot) v[n++] = (uint64_t)sl->n;
+    v[n++] = (uint64_t)t->offset;
+    for (int32_t d = 0; d < t->rank; d++) {
+        v[n++] = (uint64_t)t->dims[d];
+        v[n++] = (uint64_t)t->strides[d];
     }
+    return trace_push(w, n, v);
+}
+
+/* ---- slots, parameters and views: the same bookkeeping when recording (ir false: nothing built) and when the
+ * program is built at a trace miss (ir true), so both give the same parameters in the same order ---- */
+static tt_status add_arg(tt_rt_window *w, const tt_rt_arg *a) {
+    if (!grow((void **)&w->args, &w->cap_args, w->n_args + 1, sizeof *w->args)) return oom("a window parameter");
     w->args[w->n_args++] = *a;
-    return v;
+    return TT_OK;
 }
 
 static tt_rt_wslot *slot_find(tt_rt_window *w, tt_rt_storage *s) {
@@ -94,33 +125,29 @@ static tt_rt_wslot *slot_find(tt_rt_window *w, tt_rt_storage *s) {
     return i >= 0 && i < w->n_slots && w->slots[i].s == s ? &w->slots[i] : NULL;
 }
 
-static tt_rt_wslot *slot_get(tt_rt_window *w, tt_rt_storage *s, tt_dtype dt) {
+/* The storage's slot (created on first use: *is_new). */
+static tt_rt_wslot *slot_get(tt_rt_window *w, tt_rt_storage *s, tt_dtype dt, bool *is_new) {
     tt_rt_wslot *sl = slot_find(w, s);
+    *is_new = !sl;
     if (sl) return sl;
-    if (!grow((void **)&w->slots, &w->cap_slots, w->n_slots + 1, sizeof *w->slots)) {
-        tt_ir_builder_fail(w->b, TT_STATUS_OUT_OF_MEMORY, "out of host memory for a window slot");
-        return NULL;
-    }
+    if (!grow((void **)&w->slots, &w->cap_slots, w->n_slots + 1, sizeof *w->slots)) return NULL;
     sl = &w->slots[w->n_slots];
     tt_rt_storage_retain(s);
-    sl->s = s;
-    sl->dtype = dt;
-    sl->n = (int64_t)(s->nbytes / tt_dtype_size(dt));
-    sl->flat = TT_IR_NONE;
-    sl->written = false;
-    sl->views = -1;
+    *sl = (tt_rt_wslot){.s = s, .dtype = dt, .n = (int64_t)(s->nbytes / tt_dtype_size(dt)),
+                        .had_buffer = tt_rt_storage_has_buffer(s), .flat = TT_IR_NONE, .views = -1};
     atomic_store(&s->wslot, w->n_slots++);
     return sl;
 }
 
 /* The slot's whole contents as [n]: a parameter reading the storage whole, or zeros for a pending storage never
  * written (its bytes are undefined, like torch.empty's). */
-static tt_ir_value slot_flat(tt_rt_window *w, tt_rt_wslot *sl) {
-    if (sl->flat != TT_IR_NONE) return sl->flat;
+static tt_status slot_flat(tt_rt_window *w, tt_rt_wslot *sl, bool ir) {
+    if (sl->has_flat) return TT_OK;
+    sl->has_flat = true;
     int64_t n = sl->n;
-    if (!tt_rt_storage_has_buffer(sl->s)) {
-        sl->flat = tt_ir_broadcast_in_dim(w->b, tt_ir_constant_scalar(w->b, sl->dtype, 0), 1, &n, NULL);
-        return sl->flat;
+    if (!sl->had_buffer) {
+        if (ir) sl->flat = tt_ir_broadcast_in_dim(w->b, tt_ir_constant_scalar(w->b, sl->dtype, 0), 1, &n, NULL);
+        return TT_OK;
     }
     tt_rt_arg a = {.kind = TT_RT_ARG_TENSOR};
     a.tensor.storage = sl->s;
@@ -128,8 +155,8 @@ static tt_ir_value slot_flat(tt_rt_window *w, tt_rt_wslot *sl) {
     a.tensor.rank = 1;
     a.tensor.dims[0] = n;
     a.tensor.strides[0] = 1;
-    sl->flat = add_arg(w, &a, tt_ir_param(w->b, sl->dtype, 1, &n));
-    return sl->flat;
+    if (ir) sl->flat = tt_ir_param(w->b, sl->dtype, 1, &n);
+    return add_arg(w, &a);
 }
 
 static bool same_view(const tt_rt_tensor *a, const tt_rt_tensor *b) {
@@ -139,29 +166,113 @@ static bool same_view(const tt_rt_tensor *a, const tt_rt_tensor *b) {
     return true;
 }
 
-/* A tensor argument of a recorded op as a value of the window. */
-static tt_ir_value arg_value(tt_rt_window *w, const tt_rt_tensor *t) {
-    tt_rt_wslot *sl = slot_get(w, t->storage, t->dtype);
-    if (!sl) return TT_IR_NONE;
-    if (sl->flat == TT_IR_NONE && tt_rt_g.driver_strided && tt_rt_storage_has_buffer(t->storage)) {
+/* A tensor argument of a recorded op: its slot, and (ir) its value in the window's program. */
+static tt_status arg_value(tt_rt_window *w, const tt_rt_tensor *t, bool ir, int32_t *slot, bool *is_new,
+                           tt_ir_value *v) {
+    *v = TT_IR_NONE;
+    tt_rt_wslot *sl = slot_get(w, t->storage, t->dtype, is_new);
+    if (!sl) return oom("a window slot");
+    *slot = (int32_t)(sl - w->slots);
+    if (!sl->has_flat && tt_rt_g.driver_strided && sl->had_buffer) {
         /* only this storage's views: a window reads many storages in place (an optimizer step) */
         for (int32_t i = sl->views; i >= 0; i = w->views[i].next)
-            if (same_view(&w->views[i].view, t)) return w->views[i].value;
-        if (!grow((void **)&w->views, &w->cap_views, w->n_views + 1, sizeof *w->views)) {
-            tt_ir_builder_fail(w->b, TT_STATUS_OUT_OF_MEMORY, "out of host memory for a window view");
-            return TT_IR_NONE;
-        }
+            if (same_view(&w->views[i].view, t)) {
+                *v = w->views[i].value;
+                return TT_OK;
+            }
+        if (!grow((void **)&w->views, &w->cap_views, w->n_views + 1, sizeof *w->views)) return oom("a window view");
         tt_rt_arg a = {.kind = TT_RT_ARG_TENSOR, .tensor = *t};
-        tt_ir_value v = add_arg(w, &a, tt_ir_param(w->b, t->dtype, t->rank, t->dims));
-        w->views[w->n_views] = (tt_rt_wview){*t, v, sl->views};
+        if (ir) *v = tt_ir_param(w->b, t->dtype, t->rank, t->dims);
+        w->views[w->n_views] = (tt_rt_wview){*t, *v, sl->views};
         sl->views = w->n_views++;
-        return v;
+        return add_arg(w, &a);
     }
-    tt_ir_value flat = slot_flat(w, sl), v = TT_IR_NONE;
-    if (flat == TT_IR_NONE) return TT_IR_NONE;
-    tt_status st = tt_ir_view_read(w->b, flat, t->offset, t->rank, t->dims, t->strides, &v);
-    if (st != TT_OK) tt_ir_builder_fail(w->b, st, "window: %s", tt_last_error());
-    return v;
+    tt_status st = slot_flat(w, sl, ir);
+    if (st != TT_OK || !ir || (st = tt_ir_builder_status(w->b)) != TT_OK) return st;
+    st = tt_ir_view_read(w->b, sl->flat, t->offset, t->rank, t->dims, t->strides, v);
+    return st == TT_OK ? TT_OK : tt_error(st, "window: %s", tt_last_error());
+}
+
+/* One recorded op through the slots: its arguments' values, its results written into their slots. ir: also
+ * builds its nodes into the window's builder; else appends what decides them to the trace. */
+static tt_status pass_op(tt_rt_window *w, const tt_rt_wop *op, bool ir) {
+    const tt_rt_arg *args = w->op_args + op->first_arg;
+    const tt_rt_tensor *results = w->op_res + op->first_res;
+    int32_t n_args = op->n_args, n_results = op->n_res;
+    tt_ir_value stack_vals[16], *vals = stack_vals, stack_outs[8], *outs = stack_outs;
+    tt_status st = TT_OK;
+    if (ir && ((n_args > 16 && !(vals = malloc(sizeof *vals * (size_t)n_args))) ||
+               (n_results > 8 && !(outs = malloc(sizeof *outs * (size_t)n_results)))))
+        st = oom("an op in a window");
+    if (!ir) {
+        uint64_t head[2] = {(uint64_t)(uintptr_t)op->p, (uint64_t)(uint32_t)n_args << 32 | (uint32_t)n_results};
+        st = trace_push(w, 2, head);
+    }
+    for (int32_t i = 0; st == TT_OK && i < n_args; i++) {
+        if (args[i].kind == TT_RT_ARG_TENSOR) {
+            int32_t slot = 0;
+            bool is_new = false;
+            tt_ir_value v = TT_IR_NONE;
+            st = arg_value(w, &args[i].tensor, ir, &slot, &is_new, &v);
+            if (st == TT_OK && ir) vals[i] = v;
+            if (st == TT_OK && !ir) st = trace_tensor(w, slot, is_new, &args[i].tensor);
+        } else {
+            if (ir) vals[i] = tt_ir_scalar_param(w->b, op->p->types[op->p->params[i]].dtype);
+            st = add_arg(w, &args[i]);
+            uint64_t kind = (uint64_t)1 << 60 | (uint64_t)args[i].kind;
+            if (st == TT_OK && !ir) st = trace_push(w, 1, &kind);
+        }
+    }
+    if (st == TT_OK && ir && (st = tt_ir_builder_status(w->b)) == TT_OK) st = tt_ir_builder_inline(w->b, op->p, vals, outs);
+    for (int32_t j = 0; st == TT_OK && j < n_results; j++) {
+        const tt_rt_tensor *t = &results[j];
+        bool is_new;
+        tt_rt_wslot *sl = slot_get(w, t->storage, t->dtype, &is_new);
+        if (!sl) {
+            st = oom("a window slot");
+            break;
+        }
+        if (!ir) st = trace_tensor(w, (int32_t)(sl - w->slots), is_new, t);
+        if (tt_ir_view_is_whole(sl->n, t->offset, t->rank, t->dims, t->strides)) {
+            sl->has_flat = true;
+            if (ir) sl->flat = tt_ir_reshape(w->b, outs[j], 1, &sl->n);
+        } else {
+            if (st == TT_OK) st = slot_flat(w, sl, ir);
+            if (st == TT_OK && ir && (st = tt_ir_builder_status(w->b)) == TT_OK) {
+                tt_ir_value nv = TT_IR_NONE;
+                st = tt_ir_view_write(w->b, sl->flat, t->offset, t->rank, t->dims, t->strides, outs[j], &nv);
+                sl->flat = nv;
+            }
+        }
+        sl->written = true;
+        if (st == TT_OK && ir) st = tt_ir_builder_status(w->b);
+    }
+    if (vals != stack_vals) free(vals);
+    if (outs != stack_outs) free(outs);
+    return st;
+}
+
+/* Builds the window's program from its recorded ops (a trace miss): slots start over, parameters are added again
+ * in the order recording added them. */
+static tt_status build_program(tt_rt_window *w) {
+    int32_t n_args = w->n_args, n_ops = atomic_load(&w->n_ops);
+    w->n_args = w->n_views = 0;
+    for (int32_t i = 0; i < w->n_slots; i++) {
+        tt_rt_wslot *sl = &w->slots[i];
+        sl->has_flat = sl->written = false;
+        sl->flat = TT_IR_NONE;
+        sl->views = -1;
+    }
+    tt_ir_builder_reset(w->b);
+    tt_status st = TT_OK;
+    for (int32_t k = 0; st == TT_OK && k < n_ops; k++) {
+        tt_ir_builder_set_origin(w->b, k); /* an error in these nodes names this op */
+        st = pass_op(w, &w->ops[k], true);
+    }
+    tt_ir_builder_set_origin(w->b, -1); /* views and results written at the cut belong to no op */
+    if (st == TT_OK && w->n_args != n_args)
+        st = tt_error(TT_STATUS_INTERNAL, "window: %d parameters built, %d recorded", (int)w->n_args, (int)n_args);
+    return st;
 }
 
 /* Can the window take this view of its storage (as an argument, or written as a result)? */
@@ -169,9 +280,10 @@ static bool view_fits(tt_rt_window *w, const tt_rt_tensor *t, bool write) {
     tt_rt_wslot *sl = slot_find(w, t->storage);
     if (sl && sl->dtype != t->dtype) return false; /* the same bytes as two dtypes: not expressible yet */
     int64_t n = (int64_t)(t->storage->nbytes / tt_dtype_size(t->dtype));
+    bool has_buffer = sl ? sl->had_buffer : tt_rt_storage_has_buffer(t->storage);
     /* boxes become view ops, other views gathers / scatters: rank 8 leaves no room for their index dim */
     return t->rank < TT_MAX_RANK || tt_ir_view_expressible(n, t->offset, t->rank, t->dims, t->strides, write) ||
-           (!write && (!sl || sl->flat == TT_IR_NONE) && tt_rt_g.driver_strided && tt_rt_storage_has_buffer(t->storage));
+           (!write && (!sl || !sl->has_flat) && tt_rt_g.driver_strided && has_buffer);
 }
 
 void tt_rt_set_op_lines(bool on) { tt_rt_g.op_lines = on; }
@@ -213,6 +325,37 @@ static void log_cut(int device, tt_rt_window *w, tt_rt_cut_reason reason, int32_
             (int)n_out, (int)dropped, outcome);
 }
 
+/* The window's program and the slots it writes as outputs: the cached trace's (replayed), or built now and cached.
+ * mask: the written slots something still references. */
+static tt_status window_program(tt_rt_window *w, const uint64_t *mask, int32_t n_mask, tt_rt_wtrace **trace,
+                                tt_ir_program **built, const int32_t **out_slots, int32_t *n_out) {
+    if ((*trace = tt_rt_wtrace_find(w, mask, n_mask))) {
+        atomic_fetch_add(&tt_rt_g.window_replays, 1);
+        *n_out = tt_rt_wtrace_outputs(*trace, out_slots);
+        return TT_OK;
+    }
+    tt_status st = build_program(w);
+    int32_t *slots = st == TT_OK ? malloc(sizeof *slots * (size_t)(w->n_slots ? w->n_slots : 1)) : NULL;
+    if (st == TT_OK && !slots) st = oom("a window's outputs");
+    int32_t n = 0;
+    for (int32_t i = 0; st == TT_OK && i < w->n_slots; i++) {
+        if (!(mask[i / 64] >> (i % 64) & 1)) continue;
+        /* written whole in the value's own shape (not as [n]): keeps the program's rows for the host row plan */
+        tt_ir_builder_add_output(w->b, tt_ir_reshape_source(w->b, w->slots[i].flat));
+        slots[n++] = i;
+    }
+    if (st == TT_OK) st = tt_ir_builder_finish(w->b, built);
+    if (st == TT_OK) *trace = tt_rt_wtrace_insert(w, mask, n_mask, *built, slots, n);
+    if (*trace) {
+        free(slots);
+        *n_out = tt_rt_wtrace_outputs(*trace, out_slots);
+    } else {
+        *out_slots = slots; /* not cached (out of memory): the caller frees them */
+        *n_out = n;
+    }
+    return st;
+}
+
 /* Cuts the window (lock held). Whatever happens, the window is empty afterwards. */
 static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason, const char *where) {
     int32_t n_ops = atomic_load(&w->n_ops);
@@ -220,26 +363,35 @@ static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason
         window_clear(w);
         return TT_OK;
     }
-    (void)where;
-    tt_status st = tt_ir_builder_status(w->b);
-    int32_t n_out = 0, dropped = 0;
-    tt_rt_tensor stack_res[8];
-    tt_rt_tensor *res = stack_res;
-    if (st == TT_OK && w->n_slots > 8 && !(res = malloc(sizeof *res * (size_t)w->n_slots)))
-        st = tt_error(TT_STATUS_OUT_OF_MEMORY, "out of host memory to cut a window");
+    tt_status st = TT_OK;
+    /* the results: written slots that someone besides the window still references (a tensor, a queued op) */
+    int32_t n_mask = (w->n_slots + 63) / 64, n_keep = 0, dropped = 0;
+    uint64_t stack_mask[8], *mask = stack_mask;
+    if (n_mask > 8 && !(mask = calloc((size_t)n_mask, sizeof *mask))) st = oom("a window's cut");
+    if (mask == stack_mask) memset(mask, 0, sizeof stack_mask);
     for (int32_t i = 0; st == TT_OK && i < w->n_slots; i++) {
-        tt_rt_wslot *sl = &w->slots[i];
-        if (!sl->written) continue;
-        /* the window's own reference aside, is anyone still holding it? */
-        if (atomic_load_explicit(&sl->s->refcount, memory_order_acquire) <= 1) {
+        if (!w->slots[i].written) continue;
+        if (atomic_load_explicit(&w->slots[i].s->refcount, memory_order_acquire) <= 1) {
             dropped++;
             continue;
         }
+        mask[i / 64] |= (uint64_t)1 << (i % 64);
+        n_keep++;
+    }
+    tt_rt_wtrace *trace = NULL;
+    tt_ir_program *built = NULL;
+    const int32_t *out_slots = NULL;
+    int32_t n_out = 0;
+    int64_t compiles = atomic_load(&tt_rt_g.compiles);
+    if (st == TT_OK && n_keep > 0) st = window_program(w, mask, n_mask, &trace, &built, &out_slots, &n_out);
+    tt_ir_program *p = trace ? tt_rt_wtrace_program(trace) : built;
+    tt_rt_tensor stack_res[8], *res = stack_res;
+    if (st == TT_OK && n_out > 8 && !(res = malloc(sizeof *res * (size_t)n_out))) st = oom("a window's cut");
+    for (int32_t o = 0; st == TT_OK && o < n_out; o++) {
+        tt_rt_wslot *sl = &w->slots[out_slots[o]];
         if ((st = tt_rt_storage_materialize(sl->s)) != TT_OK) break;
-        /* written whole in the value's own shape (not as [n]): keeps the program's rows for the host row plan */
-        tt_ir_value v = tt_ir_reshape_source(w->b, sl->flat);
-        const tt_ir_type *vt = tt_ir_type_of(w->b, v);
-        tt_rt_tensor *r = &res[n_out++];
+        const tt_ir_type *vt = &p->types[p->outputs[o]];
+        tt_rt_tensor *r = &res[o];
         memset(r, 0, sizeof *r);
         r->storage = sl->s;
         r->dtype = sl->dtype;
@@ -250,26 +402,30 @@ static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason
             r->strides[d] = stride;
             stride *= vt->dims[d];
         }
-        tt_ir_builder_add_output(w->b, v);
     }
-    tt_ir_program *p = NULL;
-    if (st == TT_OK) st = tt_ir_builder_finish(w->b, &p);
     char name[96];
     if (n_ops == 1) snprintf(name, sizeof name, "%s", w->first_op); /* a window of one op is that op */
     else snprintf(name, sizeof name, "fused window of %d ops (from %s)", (int)n_ops, w->first_op);
-    int64_t compiles = atomic_load(&tt_rt_g.compiles);
     tt_rt_origins origins = {w->origins, w->origins_len, n_ops};
     if (st == TT_OK && n_out > 0) st = tt_rt_launch_queued(device, p, w->args, w->n_args, res, n_out, name, &origins);
     atomic_fetch_add(&tt_rt_g.cuts[reason], 1);
     atomic_fetch_add(&tt_rt_g.windows_run, 1);
     atomic_fetch_add(&tt_rt_g.windows_ops, n_ops);
     atomic_fetch_add(&tt_rt_g.pending_dropped, dropped);
-    if (tt_rt_g.log_fusion)
-        log_cut(device, w, reason, n_out, dropped,
-                st != TT_OK ? "failed" : n_out == 0 ? "nothing to run"
-                : atomic_load(&tt_rt_g.compiles) > compiles ? "compiled (new program)" : "cached program", where);
+    if (tt_rt_g.log_fusion) {
+        char outcome[96];
+        if (st != TT_OK) snprintf(outcome, sizeof outcome, "failed");
+        else if (n_out == 0) snprintf(outcome, sizeof outcome, "nothing to run");
+        else if (atomic_load(&tt_rt_g.compiles) > compiles)
+            snprintf(outcome, sizeof outcome, "compiled (%s)", tt_rt_wtrace_miss_reason(&origins, p));
+        else snprintf(outcome, sizeof outcome, "%s", built ? "built, cached program" : "replayed");
+        log_cut(device, w, reason, n_out, dropped, outcome, where);
+    }
     if (res != stack_res) free(res);
-    tt_ir_program_destroy(p);
+    if (mask != stack_mask) free(mask);
+    if (trace) tt_rt_wtrace_release(trace);
+    else free((void *)out_slots);
+    tt_ir_program_destroy(built);
     char msg[TT_RT_MSG_SIZE];
     if (st != TT_OK) {
         snprintf(msg, sizeof msg, "%s: %s", name, tt_last_error());
@@ -331,61 +487,37 @@ tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *arg
         pthread_mutex_unlock(&w->mu);
         return st == TT_OK ? tt_error(TT_STATUS_UNSUPPORTED, "%s: not expressible in a window", op) : st;
     }
-    tt_ir_value stack_vals[16], *vals = stack_vals, stack_outs[8], *outs = stack_outs;
+    /* The op is kept (its program retained, its args copied) and only its bookkeeping done now: the program is
+     * built at the cut, and only when the window's trace is new. */
+    int32_t k = atomic_load(&w->n_ops);
     tt_status st = TT_OK;
-    if ((n_args > 16 && !(vals = malloc(sizeof *vals * (size_t)n_args))) ||
-        (n_results > 8 && !(outs = malloc(sizeof *outs * (size_t)n_results))))
-        st = tt_error(TT_STATUS_OUT_OF_MEMORY, "%s: out of host memory to record the op", op);
-    for (int32_t i = 0; st == TT_OK && i < n_args; i++) {
-        if (args[i].kind == TT_RT_ARG_TENSOR) {
-            vals[i] = arg_value(w, &args[i].tensor);
-        } else {
-            tt_ir_value pv = p->params[i];
-            vals[i] = add_arg(w, &args[i], tt_ir_scalar_param(w->b, p->types[pv].dtype));
-        }
+    if (!grow((void **)&w->ops, &w->cap_ops, k + 1, sizeof *w->ops) ||
+        !grow((void **)&w->op_args, &w->cap_op_args, w->n_op_args + n_args, sizeof *w->op_args) ||
+        !grow((void **)&w->op_res, &w->cap_op_res, w->n_op_res + n_results, sizeof *w->op_res) ||
+        !add_origin(w, op, where)) {
+        st = oom("an op in a window");
+    } else {
+        tt_rt_wop *rec = &w->ops[k];
+        *rec = (tt_rt_wop){tt_rt_wtrace_intern(p), w->n_op_args, n_args, w->n_op_res, n_results};
+        memcpy(w->op_args + w->n_op_args, args, sizeof *args * (size_t)n_args);
+        memcpy(w->op_res + w->n_op_res, results, sizeof *results * (size_t)n_results);
+        w->n_op_args += n_args;
+        w->n_op_res += n_results;
+        if (k == 0) snprintf(w->first_op, sizeof w->first_op, "%s", op);
+        atomic_fetch_add_explicit(&w->n_ops, 1, memory_order_release);
+        st = pass_op(w, rec, false);
     }
-    if (st == TT_OK) st = tt_ir_builder_status(w->b);
-    tt_ir_builder_set_origin(w->b, atomic_load(&w->n_ops)); /* an error in these nodes names this op */
-    if (st == TT_OK) st = tt_ir_builder_inline(w->b, p, vals, outs);
-    for (int32_t j = 0; st == TT_OK && j < n_results; j++) {
-        const tt_rt_tensor *t = &results[j];
-        tt_rt_wslot *sl = slot_get(w, t->storage, t->dtype);
-        if (!sl) break;
-        tt_ir_value nv = TT_IR_NONE;
-        if (tt_ir_view_is_whole(sl->n, t->offset, t->rank, t->dims, t->strides))
-            nv = tt_ir_reshape(w->b, outs[j], 1, &sl->n);
-        else {
-            tt_ir_value old = slot_flat(w, sl);
-            if (old != TT_IR_NONE) st = tt_ir_view_write(w->b, old, t->offset, t->rank, t->dims, t->strides, outs[j], &nv);
-        }
-        sl->flat = nv;
-        sl->written = true;
-        if (st == TT_OK) st = tt_ir_builder_status(w->b);
-    }
-    if (vals != stack_vals) free(vals);
-    if (outs != stack_outs) free(outs);
     if (st != TT_OK) {
-        /* The window's program is broken from here on: what was recorded before this op is lost too. Drop it all
-         * and say so (the caller raises at this op). */
+        /* The window's bookkeeping is broken from here on: what was recorded before this op is lost too. Drop it
+         * all and say so (the caller raises at this op). */
         char msg[TT_RT_MSG_SIZE];
         snprintf(msg, sizeof msg, "%s", tt_last_error());
-        int32_t lost = atomic_load(&w->n_ops);
         window_clear(w);
         pthread_mutex_unlock(&w->mu);
-        return tt_error(st, "%s: recording into the fusion window failed (%d earlier ops dropped): %s", op, (int)lost,
+        return tt_error(st, "%s: recording into the fusion window failed (%d earlier ops dropped): %s", op, (int)k,
                         msg);
     }
-    tt_ir_builder_set_origin(w->b, -1); /* views and results written at the cut belong to no op */
-    if (!add_origin(w, op, where)) {
-        int32_t lost = atomic_load(&w->n_ops);
-        window_clear(w);
-        pthread_mutex_unlock(&w->mu);
-        return tt_error(TT_STATUS_OUT_OF_MEMORY, "%s: out of host memory to record the op (%d earlier ops dropped)",
-                        op, (int)lost);
-    }
-    if (atomic_load(&w->n_ops) == 0) snprintf(w->first_op, sizeof w->first_op, "%s", op);
-    int32_t n = atomic_fetch_add_explicit(&w->n_ops, 1, memory_order_release) + 1;
-    if (n >= tt_rt_g.window_max_ops) st = cut_locked(device, w, TT_RT_CUT_SIZE, where);
+    if (k + 1 >= tt_rt_g.window_max_ops) st = cut_locked(device, w, TT_RT_CUT_SIZE, where);
     pthread_mutex_unlock(&w->mu);
     return st;
 }

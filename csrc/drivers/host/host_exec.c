@@ -5,7 +5,8 @@
  * keeps a few arenas, each taken with a try-lock by execute (made on first use; the extra ones, for concurrent
  * executions, kept only while small); an execution that finds none free allocates its own.
  * A row-separable program (host_rows.c) also gets chunk executables and runs row block by row block.
- * its own. Contiguous tensor parameters are read in place; strided ones are gathered into a malloc'd temporary.
+ * its own. Contiguous tensor parameters are read in place, and so are transposed ones that only matmuls read (in
+ * their own dim order); other strided ones are gathered into a malloc'd temporary.
  */
 #include "host_internal.h"
 
@@ -23,6 +24,7 @@ struct tt_executable {
     int64_t *slot;        /* per value: arena offset, or NO_SLOT */
     int64_t *scratch;     /* per node: arena offset of its scratch, or NO_SLOT */
     const void **fixed;   /* per value: pointer fixed at compile time (aligned constants), else NULL */
+    bool *dot_only;       /* per value: read only by dot_general nodes (a transposed argument is read in place) */
     size_t arena_bytes;   /* slots, after the per-value pointer table */
     size_t table_bytes;   /* per-value pointer table at the arena's start */
     tt_host_fusion *fusion; /* fused elementwise groups (a node's scratch slot is its group's at exec node) */
@@ -152,7 +154,8 @@ static tt_status compile_impl(tt_ir_program *p, bool chunk, tt_executable **out)
     e->slot = malloc(((size_t)nv + 1) * sizeof *e->slot);
     e->scratch = malloc(((size_t)nn + 1) * sizeof *e->scratch);
     e->fixed = calloc((size_t)nv + 1, sizeof *e->fixed);
-    if (!last || !e->slot || !e->scratch || !e->fixed) goto oom;
+    e->dot_only = calloc((size_t)nv + 1, sizeof *e->dot_only);
+    if (!last || !e->slot || !e->scratch || !e->fixed || !e->dot_only) goto oom;
     st = tt_host_fuse_plan(p, &e->fusion);
     if (st != TT_OK) goto fail;
 
@@ -172,6 +175,12 @@ static tt_status compile_impl(tt_ir_program *p, bool chunk, tt_executable **out)
         }
     }
     for (int32_t o = 0; o < p->n_outputs; o++) last[p->outputs[o]] = nn;
+    for (int32_t k = 0; k < nn; k++) /* dot_only: set by a dot's use, cleared by any other (outputs included) */
+        for (int32_t i = 0; i < p->nodes[k].n_inputs; i++) e->dot_only[p->operands[p->nodes[k].inputs_offset + i]] = true;
+    for (int32_t k = 0; k < nn; k++)
+        for (int32_t i = 0; p->nodes[k].op != TT_OP_DOT_GENERAL && i < p->nodes[k].n_inputs; i++)
+            e->dot_only[p->operands[p->nodes[k].inputs_offset + i]] = false;
+    for (int32_t o = 0; o < p->n_outputs; o++) e->dot_only[p->outputs[o]] = false;
 
     /* Leaves are written before the first node runs, so they are placed first (live from the start). Then
      * the other nodes in order: their results and scratch. */
@@ -248,6 +257,7 @@ fail:
         free(e->slot);
         free(e->scratch);
         free(e->fixed);
+        free(e->dot_only);
         free(e);
     }
     return st;
@@ -278,6 +288,7 @@ void tt_host_executable_free(tt_executable *e) {
     free(e->slot);
     free(e->scratch);
     free(e->fixed);
+    free(e->dot_only);
     free(e);
 }
 
@@ -309,6 +320,67 @@ static tt_status check_view(const tt_ir_type *t, const tt_exec_arg *a, const cha
                         "host execute: %s %d view [%lld, %lld] outside its buffer of %lld elements", what, (int)i,
                         (long long)lo, (long long)hi, (long long)cap);
     return TT_OK;
+}
+
+/* A strided view that is a dense block with its dims in another order (a transposed weight, a permuted head
+ * view): perm[k] is the k-th slowest dim in memory. */
+static bool permuted_dense(const tt_ir_type *t, const int64_t *strides, int8_t *perm) {
+    int32_t r = t->rank;
+    for (int32_t k = 0; k < r; k++) perm[k] = (int8_t)k;
+    for (int32_t k = 1; k < r; k++) /* by stride, largest first (insertion sort: rank <= 8) */
+        for (int32_t j = k; j > 0 && strides[perm[j]] > strides[perm[j - 1]]; j--) {
+            int8_t x = perm[j];
+            perm[j] = perm[j - 1];
+            perm[j - 1] = x;
+        }
+    int64_t want = 1;
+    for (int32_t k = r - 1; k >= 0; k--) {
+        int32_t d = perm[k];
+        if (t->dims[d] != 1 && strides[d] != want) return false;
+        want *= t->dims[d];
+    }
+    return true;
+}
+
+/* Operands of dot nodes read in place in another dim order, for one execution. */
+typedef struct dot_views {
+    int32_t n;
+    tt_ir_value value[16];
+    int8_t perm[16][TT_MAX_RANK];
+} dot_views;
+
+static const int8_t *dot_view_perm(const dot_views *dv, tt_ir_value v) {
+    for (int32_t i = 0; i < dv->n; i++)
+        if (dv->value[i] == v) return dv->perm[i];
+    return NULL;
+}
+
+/* The dot node as it reads its permuted operands (false: one of them cannot be read so). */
+static bool dot_unpermuted(const tt_ir_program *p, const tt_ir_node *n, const dot_views *dv, tt_ir_type *lt,
+                           tt_ir_type *rt, tt_ir_attrs *a) {
+    tt_ir_value l = p->operands[n->inputs_offset], r = p->operands[n->inputs_offset + 1];
+    const int8_t *lp = dot_view_perm(dv, l), *rp = dot_view_perm(dv, r);
+    *a = n->attrs;
+    *lt = p->types[l];
+    *rt = p->types[r];
+    return (!lp || tt_host_dot_unpermute(&p->types[l], lp, &a->dot.lhs_batch, &a->dot.lhs_contract, lt)) &&
+           (!rp || tt_host_dot_unpermute(&p->types[r], rp, &a->dot.rhs_batch, &a->dot.rhs_contract, rt));
+}
+
+/* Can every dot reading v read it in place in the order perm? */
+static bool dots_take(const tt_ir_program *p, tt_ir_value v, const int8_t *perm) {
+    dot_views one = {.n = 1, .value = {v}};
+    memcpy(one.perm[0], perm, TT_MAX_RANK);
+    for (int32_t k = 0; k < p->n_nodes; k++) {
+        const tt_ir_node *n = &p->nodes[k];
+        if (n->op != TT_OP_DOT_GENERAL) continue;
+        if (p->operands[n->inputs_offset] != v && p->operands[n->inputs_offset + 1] != v) continue;
+        tt_ir_type lt, rt;
+        tt_ir_attrs a;
+        if (p->operands[n->inputs_offset] == p->operands[n->inputs_offset + 1] || !dot_unpermuted(p, n, &one, &lt, &rt, &a))
+            return false;
+    }
+    return true;
 }
 
 static void scalar_to_dtype(tt_dtype dt, const tt_exec_arg *a, void *dst) {
@@ -404,6 +476,8 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
     void *gathered[16];
     void **gath = gathered;
     int32_t n_gath = 0;
+    dot_views dv;
+    dv.n = 0;
     tt_status st = TT_OK;
     if (n_args > 16) {
         gath = malloc((size_t)n_args * sizeof *gath);
@@ -448,6 +522,13 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
             else vals[v] = src;
             continue;
         }
+        /* A transposed operand of matmuls only (x @ W.t()): they read it in place, in its own dim order. */
+        if (e->dot_only[v] && dv.n < 16 && permuted_dense(t, args[i].strides, dv.perm[dv.n]) &&
+            dots_take(p, v, dv.perm[dv.n])) {
+            dv.value[dv.n++] = v;
+            vals[v] = base + args[i].offset * (int64_t)es;
+            continue;
+        }
         void *tmp = vals[v];
         if (!tmp) {
             tmp = malloc(value_bytes(p, v) + 1);
@@ -473,6 +554,14 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
         int32_t g = tt_host_fuse_group_of(e->fusion, k);
         if (g >= 0) {
             if (tt_host_fuse_exec_node(e->fusion, g) == k) st = tt_host_fuse_run(e->fusion, g, p, vals, scratch);
+        } else if (dv.n && n->op == TT_OP_DOT_GENERAL &&
+                   (dot_view_perm(&dv, p->operands[n->inputs_offset]) ||
+                    dot_view_perm(&dv, p->operands[n->inputs_offset + 1]))) {
+            tt_ir_type lt, rt;
+            tt_ir_attrs a;
+            (void)dot_unpermuted(p, n, &dv, &lt, &rt, &a); /* checked by dots_take */
+            st = tt_host_dot(&lt, &rt, &p->types[n->outputs[0]], &a, tt_host_in(p, n, vals, 0), tt_host_in(p, n, vals, 1),
+                             vals[n->outputs[0]]);
         } else {
             st = run_node(p, n, vals, scratch);
         }

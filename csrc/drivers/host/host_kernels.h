@@ -23,6 +23,14 @@
 /* dot_general with the node's dimension numbers and precision. Operand dtypes: f32, bf16, f16, f64, integers. */
 tt_status tt_host_dot_general(const tt_ir_program *p, const tt_ir_node *node, const void *lhs, const void *rhs,
                               void *out);
+/* The same on explicit operand types and dot attributes. */
+tt_status tt_host_dot(const tt_ir_type *lt, const tt_ir_type *rt, const tt_ir_type *ot, const tt_ir_attrs *attrs,
+                      const void *lhs, const void *rhs, void *out);
+/* A dot operand of type t stored densely in the dim order perm (perm[k]: the k-th slowest dim in memory, as a
+ * transposed weight is): its dense type in *base and its batch / contracting dims renumbered to it. False (nothing
+ * changed) when its free dims would change order, which would change the result's layout. */
+bool tt_host_dot_unpermute(const tt_ir_type *t, const int8_t *perm, tt_ir_dims *batch, tt_ir_dims *contract,
+                           tt_ir_type *base);
 /* convolution in PyTorch layouts (input N,C,spatial...; kernel O,I/groups,spatial...; output N,O,spatial...)
  * with the node's strides, padding, dilations, feature and batch group counts and precision. */
 tt_status tt_host_convolution(const tt_ir_program *p, const tt_ir_node *node, const void *input, const void *kernel,

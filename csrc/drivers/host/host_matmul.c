@@ -215,12 +215,43 @@ tt_status tt_host_dot_general(const tt_ir_program *p, const tt_ir_node *node, co
                               void *out) {
     if (!p || !node || node->n_inputs != 2 || node->n_outputs < 1)
         return tt_error(TT_STATUS_INVALID_ARGUMENT, "dot_general: malformed node");
-    const tt_ir_type *lt = &p->types[p->operands[node->inputs_offset]];
-    const tt_ir_type *rt = &p->types[p->operands[node->inputs_offset + 1]];
-    const tt_ir_type *ot = &p->types[node->outputs[0]];
-    const tt_ir_dims *lb = &node->attrs.dot.lhs_batch, *lc = &node->attrs.dot.lhs_contract;
-    const tt_ir_dims *rb = &node->attrs.dot.rhs_batch, *rc = &node->attrs.dot.rhs_contract;
-    tt_precision prec = node->attrs.dot.precision;
+    return tt_host_dot(&p->types[p->operands[node->inputs_offset]], &p->types[p->operands[node->inputs_offset + 1]],
+                       &p->types[node->outputs[0]], &node->attrs, lhs, rhs, out);
+}
+
+bool tt_host_dot_unpermute(const tt_ir_type *t, const int8_t *perm, tt_ir_dims *batch, tt_ir_dims *contract,
+                           tt_ir_type *base) {
+    int32_t r = t->rank;
+    int8_t inv[TT_MAX_RANK];
+    bool used[TT_MAX_RANK] = {false};
+    if (batch->n < 0 || contract->n < 0 || batch->n + contract->n > r) return false;
+    for (int32_t k = 0; k < r; k++) inv[perm[k]] = (int8_t)k;
+    for (int64_t i = 0; i < batch->n; i++) {
+        if (batch->v[i] < 0 || batch->v[i] >= r) return false;
+        used[batch->v[i]] = true;
+    }
+    for (int64_t i = 0; i < contract->n; i++) {
+        if (contract->v[i] < 0 || contract->v[i] >= r) return false;
+        used[contract->v[i]] = true;
+    }
+    int last = -1;
+    for (int32_t d = 0; d < r; d++) { /* the free dims give the result's layout: they must keep their order */
+        if (used[d]) continue;
+        if (inv[d] <= last) return false;
+        last = inv[d];
+    }
+    *base = *t;
+    for (int32_t k = 0; k < r; k++) base->dims[k] = t->dims[perm[k]];
+    for (int64_t i = 0; i < batch->n; i++) batch->v[i] = inv[batch->v[i]];
+    for (int64_t i = 0; i < contract->n; i++) contract->v[i] = inv[contract->v[i]];
+    return true;
+}
+
+tt_status tt_host_dot(const tt_ir_type *lt, const tt_ir_type *rt, const tt_ir_type *ot, const tt_ir_attrs *attrs,
+                      const void *lhs, const void *rhs, void *out) {
+    const tt_ir_dims *lb = &attrs->dot.lhs_batch, *lc = &attrs->dot.lhs_contract;
+    const tt_ir_dims *rb = &attrs->dot.rhs_batch, *rc = &attrs->dot.rhs_contract;
+    tt_precision prec = attrs->dot.precision;
 
     bool lused[TT_MAX_RANK] = {false}, rused[TT_MAX_RANK] = {false};
     if (lt->rank > TT_MAX_RANK || rt->rank > TT_MAX_RANK || !dims_valid(lb, lt->rank, lused) ||

@@ -3,7 +3,9 @@
  * One pool per process, created on first use (pthread_once) with (online CPUs - 1) workers, or
  * TORCHTPU_NUM_THREADS - 1 when that is set (it counts the calling thread too). A parallel_for wakes every
  * worker, everyone (caller included) grabs chunks from a shared atomic counter, and the caller waits until all
- * workers have left the job. Only one job runs at a time: a second concurrent caller, or any call made from
+ * workers have left the job. A worker that finishes looks for the next job for a few microseconds before it sleeps
+ * (and the caller for the workers before it sleeps): a program's parallel nodes come back to back, and a futex
+ * wake-up per node cost about as much as a small node's work. Longer spins would take a core from Python's thread. Only one job runs at a time: a second concurrent caller, or any call made from
  * inside a pool task, simply runs inline, so nothing can deadlock.
  */
 #include "host_kernels.h"
@@ -12,7 +14,9 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(__x86_64__)
@@ -31,16 +35,51 @@ typedef struct pool_job {
 } pool_job;
 
 static struct {
-    pthread_mutex_t lock;     /* guards gen, remaining, job pointer */
+    pthread_mutex_t lock;     /* guards the job pointer; gen and remaining change under it too */
     pthread_cond_t wake;      /* workers wait here for a new generation */
     pthread_cond_t done;      /* the submitter waits here for remaining == 0 */
     pthread_mutex_t submit;   /* one job at a time; others run inline */
     pool_job *job;
-    uint64_t gen;
-    int remaining;            /* workers still inside the current job */
+    _Atomic uint64_t gen;
+    _Atomic int remaining;    /* workers still inside the current job */
+    int sleepers;             /* workers waiting on wake (under lock) */
+    bool submitter_waits;     /* the submitter waits on done (under lock) */
     int n_workers;
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-          PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0};
+          PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0, false, 0};
+
+#define POOL_SPIN_NS 10000
+
+static int64_t pool_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void pool_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Spins up to POOL_SPIN_NS until done(arg) holds; returns whether it did. */
+static bool pool_spin(bool (*done)(uint64_t), uint64_t arg) {
+    int64_t until = pool_now_ns() + POOL_SPIN_NS;
+    for (;;) {
+        for (int i = 0; i < 16; i++) {
+            if (done(arg)) return true;
+            pool_relax();
+        }
+        if (pool_now_ns() > until) return done(arg);
+    }
+}
+static bool gen_moved(uint64_t seen) { return atomic_load_explicit(&pool.gen, memory_order_acquire) != seen; }
+static bool workers_left(uint64_t unused) {
+    (void)unused;
+    return atomic_load_explicit(&pool.remaining, memory_order_acquire) == 0;
+}
 
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 static _Thread_local int pool_in_task; /* set while this thread runs pool work: nested calls run inline */
@@ -57,16 +96,23 @@ static void pool_run_chunks(pool_job *job) {
 static void *pool_worker(void *arg) {
     (void)arg;
     pool_in_task = 1; /* a worker never submits to its own pool */
+    pthread_setname_np(pthread_self(), "tpu-host-pool");
     uint64_t seen = 0;
-    pthread_mutex_lock(&pool.lock);
     for (;;) {
-        while (pool.gen == seen) pthread_cond_wait(&pool.wake, &pool.lock);
-        seen = pool.gen;
+        pool_spin(gen_moved, seen);
+        pthread_mutex_lock(&pool.lock);
+        while (atomic_load(&pool.gen) == seen) {
+            pool.sleepers++;
+            pthread_cond_wait(&pool.wake, &pool.lock);
+            pool.sleepers--;
+        }
+        seen = atomic_load(&pool.gen);
         pool_job *job = pool.job;
         pthread_mutex_unlock(&pool.lock);
         pool_run_chunks(job);
         pthread_mutex_lock(&pool.lock);
-        if (--pool.remaining == 0) pthread_cond_signal(&pool.done);
+        if (atomic_fetch_sub(&pool.remaining, 1) == 1 && pool.submitter_waits) pthread_cond_signal(&pool.done);
+        pthread_mutex_unlock(&pool.lock);
     }
     return NULL;
 }
@@ -126,17 +172,23 @@ void tt_host_parallel_for(int64_t n, int64_t grain, tt_host_range_fn fn, void *u
 
     pthread_mutex_lock(&pool.lock);
     pool.job = &job;
-    pool.remaining = pool.n_workers;
-    pool.gen++;
-    pthread_cond_broadcast(&pool.wake);
+    atomic_store(&pool.remaining, pool.n_workers);
+    atomic_fetch_add(&pool.gen, 1);
+    if (pool.sleepers) pthread_cond_broadcast(&pool.wake); /* spinning workers see gen move by themselves */
     pthread_mutex_unlock(&pool.lock);
 
     pool_in_task = 1;
     pool_run_chunks(&job);
     pool_in_task = 0;
 
-    pthread_mutex_lock(&pool.lock);
-    while (pool.remaining > 0) pthread_cond_wait(&pool.done, &pool.lock);
+    if (!pool_spin(workers_left, 0)) {
+        pthread_mutex_lock(&pool.lock);
+        pool.submitter_waits = true;
+        while (atomic_load(&pool.remaining) > 0) pthread_cond_wait(&pool.done, &pool.lock);
+        pool.submitter_waits = false;
+        pthread_mutex_unlock(&pool.lock);
+    }
+    pthread_mutex_lock(&pool.lock); /* the workers are out of the job: it may go */
     pool.job = NULL;
     pthread_mutex_unlock(&pool.lock);
     pthread_mutex_unlock(&pool.submit);
