@@ -416,6 +416,81 @@ out:
     free(t);
 }
 
+/* ---- IR peepholes the window relies on, and matmuls reading transposed arguments in place ---- */
+
+static int32_t count_ops(const tt_ir_program *p, tt_ir_op op, int32_t rank) {
+    int32_t n = 0;
+    for (int32_t k = 0; k < p->n_nodes; k++)
+        if (p->nodes[k].op == op && p->types[p->nodes[k].outputs[0]].rank == rank) n++;
+    return n;
+}
+
+static void test_splat_arithmetic_runs_once_and_a_dot_reads_through_a_transpose(void) {
+    /* y = x * (1 - s) with s a scalar: the subtract is computed on the scalar and broadcast */
+    tt_ir_builder *b = tt_ir_builder_create();
+    tt_ir_value x = tt_ir_param(b, TT_F32, 2, DIMS(2, 3)), s = tt_ir_scalar_param(b, TT_F32);
+    tt_ir_value t = tt_ir_binary(b, TT_OP_SUBTRACT, kf(b, x, 1.0), tt_ir_broadcast_in_dim(b, s, 2, DIMS(2, 3), NULL));
+    tt_ir_builder_add_output(b, tt_ir_binary(b, TT_OP_MULTIPLY, x, t));
+    /* z = w^T-as-rhs: x [2,3] . transpose(w [4,3]) contracting 3 */
+    tt_ir_value w = tt_ir_param(b, TT_F32, 2, DIMS(4, 3));
+    tt_ir_attrs a;
+    memset(&a, 0, sizeof a);
+    a.dot.lhs_contract.n = a.dot.rhs_contract.n = 1;
+    a.dot.lhs_contract.v[0] = 1;
+    a.dot.rhs_contract.v[0] = 0;
+    a.dot.precision = TT_PRECISION_FP32;
+    tt_ir_builder_add_output(b, tt_ir_dot_general(b, x, tt_ir_transpose(b, w, DIMS(1, 0)), &a, TT_F32));
+    tt_ir_program *p = NULL;
+    TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+    tt_ir_builder_destroy(b);
+    if (!p) return;
+    TT_CHECK(count_ops(p, TT_OP_SUBTRACT, 0) == 1 && count_ops(p, TT_OP_SUBTRACT, 2) == 0);
+    TT_CHECK(count_ops(p, TT_OP_TRANSPOSE, 2) == 0); /* the dot contracts w's dim 1 itself */
+    const float X[6] = {1, 2, 3, 4, 5, 6}, W[12] = {1, 0, 2, -1, 3, 1, 0.5f, 2, -2, 4, 1, 0};
+    double sv = 0.25;
+    float y[6], z[8];
+    /* run with w given as a transposed view of a [3, 4] buffer: read in place (no gather) */
+    tt_executable *exe = NULL;
+    TT_CHECK_OK(drv()->iface.compile(drv()->ctx, p, &exe));
+    float Wt[12];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 3; j++) Wt[j * 4 + i] = W[i * 3 + j];
+    tt_exec_arg args[3], res[2];
+    memset(args, 0, sizeof args);
+    memset(res, 0, sizeof res);
+    for (int32_t i = 0; i < p->n_params; i++) {
+        tt_ir_value v = p->params[i];
+        if (p->nodes[p->value_node[v]].op == TT_OP_SCALAR_PARAMETER) {
+            args[i].f = sv;
+        } else if (p->types[v].dims[0] == 4) { /* w: [4, 3] with strides (1, 4) */
+            args[i].buffer = upload(Wt, sizeof Wt);
+            args[i].strides[0] = 1;
+            args[i].strides[1] = 4;
+        } else {
+            args[i].buffer = upload(X, sizeof X);
+            contiguous(&p->types[v], &args[i]);
+        }
+    }
+    for (int32_t o = 0; o < 2; o++) {
+        res[o].buffer = upload(NULL, type_bytes(&p->types[p->outputs[o]]));
+        contiguous(&p->types[p->outputs[o]], &res[o]);
+    }
+    TT_CHECK_OK(drv()->iface.execute(drv()->ctx, 0, exe, args, p->n_params, res, 2));
+    TT_CHECK_OK(drv()->iface.read(drv()->ctx, res[0].buffer, 0, y, sizeof y));
+    TT_CHECK_OK(drv()->iface.read(drv()->ctx, res[1].buffer, 0, z, sizeof z));
+    for (int i = 0; i < 6; i++) TT_CHECK(y[i] == X[i] * (1.0f - 0.25f));
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 4; j++) {
+            float want = 0;
+            for (int k = 0; k < 3; k++) want += X[i * 3 + k] * W[j * 3 + k];
+            TT_CHECK(z[i * 4 + j] == want);
+        }
+    for (int i = 0; i < 3; i++) drv()->iface.buffer_free(drv()->ctx, args[i].buffer);
+    for (int o = 0; o < 2; o++) drv()->iface.buffer_free(drv()->ctx, res[o].buffer);
+    drv()->iface.executable_free(drv()->ctx, exe);
+    tt_ir_program_destroy(p);
+}
+
 int main(void) {
     static const tt_test_case cases[] = {
         {"fused elementwise groups equal the unfused interpreter bit for bit",
@@ -429,6 +504,8 @@ int main(void) {
         {"row reductions over the last dim take the lane kernels",
          test_row_reductions_over_the_last_dim_take_the_lane_kernels},
         {"the planners fuse whole chains and find row blocks", test_the_planners_fuse_whole_chains_and_find_row_blocks},
+        {"splat arithmetic runs once and a dot reads through a transpose",
+         test_splat_arithmetic_runs_once_and_a_dot_reads_through_a_transpose},
         {NULL, NULL},
     };
     int rc = tt_test_run(cases);

@@ -385,6 +385,55 @@ static void an_error_in_a_window_names_the_op_that_recorded_the_failing_node(voi
     tt_rt_shutdown();
 }
 
+/* One step: a = x + y; b = a * x (b kept, a dropped unless keep_a); read b. */
+static void replay_step(tt_ir_program *add, tt_ir_program *mul, tt_rt_storage *x, tt_rt_storage *y, bool keep_a,
+                        int64_t r, int64_t c, float *got) {
+    tt_rt_storage *a = pending(r * c), *b = pending(r * c);
+    TT_CHECK_OK(run2(add, dense2(x, r, c), dense2(y, r, c), dense2(a, r, c), "a = x + y"));
+    TT_CHECK_OK(run2(mul, dense2(a, r, c), dense2(x, r, c), dense2(b, r, c), "b = a * x"));
+    if (!keep_a) tt_rt_storage_release(a);
+    read_back(b, got, r * c);
+    if (keep_a) tt_rt_storage_release(a);
+    tt_rt_storage_release(b);
+}
+
+static void a_repeated_window_replays_its_program_and_a_changed_one_does_not(void) {
+    start(TT_EAGER_FUSED);
+    tt_ir_program *add = binary_program(TT_OP_ADD, 2, 3), *mul = binary_program(TT_OP_MULTIPLY, 2, 3);
+    tt_ir_program *add_again = binary_program(TT_OP_ADD, 2, 3); /* equal to add, another pointer (interned) */
+    tt_ir_program *add61 = binary_program(TT_OP_ADD, 6, 1), *mul61 = binary_program(TT_OP_MULTIPLY, 6, 1);
+    tt_rt_storage *x = uploaded(X6, 6), *y = uploaded(Y6, 6);
+    float got[6];
+    tt_rt_metrics mt;
+    replay_step(add, mul, x, y, false, 2, 3, got); /* built */
+    replay_step(add, mul, x, y, false, 2, 3, got); /* replayed */
+    tt_rt_metrics_get(&mt);
+    TT_CHECK(mt.windows == 2 && mt.window_replays == 1);
+    for (int i = 0; i < 6; i++) TT_CHECK(got[i] == (X6[i] + Y6[i]) * X6[i]);
+    replay_step(add_again, mul, x, y, false, 2, 3, got); /* an equal program: still the same trace */
+    tt_rt_metrics_get(&mt);
+    TT_CHECK(mt.window_replays == 2);
+    replay_step(add, mul, x, y, true, 2, 3, got); /* a is kept too: other results, a new trace */
+    tt_rt_metrics_get(&mt);
+    TT_CHECK(mt.window_replays == 2);
+    replay_step(add61, mul61, x, y, false, 6, 1, got); /* other shapes: new */
+    tt_rt_metrics_get(&mt);
+    TT_CHECK(mt.window_replays == 2 && mt.windows == 5);
+    for (int i = 0; i < 6; i++) TT_CHECK(got[i] == (X6[i] + Y6[i]) * X6[i]);
+    /* new inputs through a replayed program: the values are parameters, not part of the trace */
+    float x2[6] = {-1, 0.5f, 2, 8, -3, 7};
+    TT_CHECK_OK(tt_rt_write(x, 0, x2, sizeof x2));
+    replay_step(add, mul, x, y, false, 2, 3, got);
+    tt_rt_metrics_get(&mt);
+    TT_CHECK(mt.window_replays == 3);
+    for (int i = 0; i < 6; i++) TT_CHECK(got[i] == (x2[i] + Y6[i]) * x2[i]);
+    tt_rt_storage_release(x);
+    tt_rt_storage_release(y);
+    tt_ir_program *ps[] = {add, mul, add_again, add61, mul61};
+    for (int i = 0; i < 5; i++) tt_ir_program_destroy(ps[i]);
+    tt_rt_shutdown();
+}
+
 static const tt_test_case cases[] = {
     {"a chain runs as one program and its dead intermediates get no memory",
      a_chain_runs_as_one_program_and_its_dead_intermediates_get_no_memory},
@@ -401,6 +450,8 @@ static const tt_test_case cases[] = {
      out_of_memory_at_a_cut_is_an_error_at_the_sync_and_the_device_recovers},
     {"an error in a window names the op that recorded the failing node",
      an_error_in_a_window_names_the_op_that_recorded_the_failing_node},
+    {"a repeated window replays its program and a changed one does not",
+     a_repeated_window_replays_its_program_and_a_changed_one_does_not},
     {NULL, NULL},
 };
 

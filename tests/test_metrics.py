@@ -136,3 +136,19 @@ def test_native_ops_record_no_fallback():
     x = torch.randn(8, 8).to("tpu")
     ((x @ x).relu() + 1).sum().item()
     assert torchtpu.metrics()["fallbacks"] == {}
+
+
+def test_cpu_memory_tracking_counts_the_peak_of_cpu_tensors():
+    # bench/models.py sets CPU eager's peak beside the tpu allocator's with it
+    torchtpu._C.cpu_memory_track(True)
+    a = torch.empty(1 << 20)  # 4 MiB
+    b = torch.empty(1 << 19)  # 2 MiB, both alive: 6 MiB
+    del a, b
+    c = torch.ones(1 << 18)  # 1 MiB after they are gone: the peak stays
+    peak = torchtpu._C.cpu_memory_peak()
+    assert 6 << 20 <= peak < (6 << 20) + (64 << 10), peak
+    torchtpu._C.cpu_memory_track(True)  # starts over from what is alive now
+    assert torchtpu._C.cpu_memory_peak() == 0
+    d = c + 1  # an op's output counts too
+    assert torchtpu._C.cpu_memory_peak() >= 1 << 20
+    del c, d

@@ -235,13 +235,19 @@ static void pack_b_rows(const gemm_f32_job *g, int64_t bi, int64_t k0, int64_t k
 static void pack_b_cols(const gemm_f32_job *g, int64_t bi, int64_t jp) {
     bool bf = g->kern == KERN_BF16, exact = g->tb[0] == PART_EXACT, hi_only = g->T == 1;
     int64_t n0 = jp * NR, nr = g->N - n0 < NR ? g->N - n0 : NR;
-    if (exact && !bf) { /* exact f32: a plain transposing copy, the panel's rows written whole */
+    if (exact && !bf) { /* exact f32: a transposing copy in 16 x NR tiles (L1-sized; each source read in runs) */
         float *panel = g->pb + (bi * g->n_panels + jp) * NR * g->kw;
         const float *B = g->B + bi * g->b_bs + n0 * g->b_cs;
-        for (int64_t k = 0; k < g->K; k++) {
-            float *row = panel + k * NR;
-            for (int64_t j = 0; j < nr; j++) row[j] = B[k * g->b_rs + j * g->b_cs];
-            for (int64_t j = nr; j < NR; j++) row[j] = 0.0f;
+        if (nr < NR)
+            for (int64_t k = 0; k < g->K; k++)
+                for (int64_t j = nr; j < NR; j++) panel[k * NR + j] = 0.0f;
+        for (int64_t k0 = 0; k0 < g->K; k0 += 16) {
+            int64_t kn = g->K - k0 < 16 ? g->K - k0 : 16;
+            for (int64_t j = 0; j < nr; j++) {
+                const float *src = B + j * g->b_cs + k0 * g->b_rs;
+                float *dst = panel + k0 * NR + j;
+                for (int64_t k = 0; k < kn; k++) dst[k * NR] = src[k * g->b_rs];
+            }
         }
         return;
     }
