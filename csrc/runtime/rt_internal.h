@@ -199,6 +199,8 @@ typedef struct tt_rt_window {
     int32_t n_op_res, cap_op_res;
     uint64_t *trace;            /* what determines the window's program, op by op (wtrace.c) */
     int32_t n_trace, cap_trace;
+    int32_t *out_slots;         /* a program being built: the slots it writes as outputs, in order */
+    int32_t cap_out_slots;
     _Atomic int32_t n_ops;      /* ops recorded since the last cut (read without the lock: is there work?) */
     char first_op[64];
     char *origins;              /* tt_rt_origins text of the ops recorded */
@@ -222,11 +224,11 @@ tt_status tt_rt_launch_queued(int device, tt_ir_program *program, const tt_rt_ar
 /* ---- the trace cache (wtrace.c): a window whose trace (its ops' programs, the slots and views they touch, the
  * results kept) was seen before replays that window's finished program without building it again ---- */
 typedef struct tt_rt_wtrace tt_rt_wtrace;
-/* The cached trace equal to w's (with outputs mask), retained, or NULL. */
-tt_rt_wtrace *tt_rt_wtrace_find(const tt_rt_window *w, const uint64_t *mask, int32_t n_mask);
+/* The cached trace equal to w's (with outputs mask), retained, or NULL; *hash: the trace's, for an insert. */
+tt_rt_wtrace *tt_rt_wtrace_find(const tt_rt_window *w, const uint64_t *mask, int32_t n_mask, uint64_t *hash);
 /* Caches w's trace with its finished program and the slots written as its outputs, in order; returns a reference
  * (NULL when out of memory: the window still runs). */
-tt_rt_wtrace *tt_rt_wtrace_insert(const tt_rt_window *w, const uint64_t *mask, int32_t n_mask,
+tt_rt_wtrace *tt_rt_wtrace_insert(const tt_rt_window *w, const uint64_t *mask, int32_t n_mask, uint64_t hash,
                                   tt_ir_program *program, const int32_t *out_slots, int32_t n_out);
 void tt_rt_wtrace_release(tt_rt_wtrace *t);
 /* The first live program equal to p (p itself if none), retained: what a window records for an op. */

@@ -70,6 +70,7 @@ void tt_rt_window_fini(tt_rt_window *w) {
     free(w->op_args);
     free(w->op_res);
     free(w->trace);
+    free(w->out_slots);
     pthread_mutex_destroy(&w->mu);
     memset(w, 0, sizeof *w);
 }
@@ -329,30 +330,27 @@ static void log_cut(int device, tt_rt_window *w, tt_rt_cut_reason reason, int32_
  * mask: the written slots something still references. */
 static tt_status window_program(tt_rt_window *w, const uint64_t *mask, int32_t n_mask, tt_rt_wtrace **trace,
                                 tt_ir_program **built, const int32_t **out_slots, int32_t *n_out) {
-    if ((*trace = tt_rt_wtrace_find(w, mask, n_mask))) {
+    uint64_t hash;
+    if ((*trace = tt_rt_wtrace_find(w, mask, n_mask, &hash))) {
         atomic_fetch_add(&tt_rt_g.window_replays, 1);
         *n_out = tt_rt_wtrace_outputs(*trace, out_slots);
         return TT_OK;
     }
     tt_status st = build_program(w);
-    int32_t *slots = st == TT_OK ? malloc(sizeof *slots * (size_t)(w->n_slots ? w->n_slots : 1)) : NULL;
-    if (st == TT_OK && !slots) st = oom("a window's outputs");
+    if (st == TT_OK && !grow((void **)&w->out_slots, &w->cap_out_slots, w->n_slots, sizeof *w->out_slots))
+        st = oom("a window's outputs");
     int32_t n = 0;
     for (int32_t i = 0; st == TT_OK && i < w->n_slots; i++) {
         if (!(mask[i / 64] >> (i % 64) & 1)) continue;
         /* written whole in the value's own shape (not as [n]): keeps the program's rows for the host row plan */
         tt_ir_builder_add_output(w->b, tt_ir_reshape_source(w->b, w->slots[i].flat));
-        slots[n++] = i;
+        w->out_slots[n++] = i;
     }
     if (st == TT_OK) st = tt_ir_builder_finish(w->b, built);
-    if (st == TT_OK) *trace = tt_rt_wtrace_insert(w, mask, n_mask, *built, slots, n);
-    if (*trace) {
-        free(slots);
-        *n_out = tt_rt_wtrace_outputs(*trace, out_slots);
-    } else {
-        *out_slots = slots; /* not cached (out of memory): the caller frees them */
-        *n_out = n;
-    }
+    /* not cached when out of memory: the window still runs */
+    if (st == TT_OK) *trace = tt_rt_wtrace_insert(w, mask, n_mask, hash, *built, w->out_slots, n);
+    *out_slots = w->out_slots;
+    *n_out = n;
     return st;
 }
 
@@ -366,9 +364,8 @@ static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason
     tt_status st = TT_OK;
     /* the results: written slots that someone besides the window still references (a tensor, a queued op) */
     int32_t n_mask = (w->n_slots + 63) / 64, n_keep = 0, dropped = 0;
-    uint64_t stack_mask[8], *mask = stack_mask;
+    uint64_t stack_mask[8] = {0}, *mask = stack_mask;
     if (n_mask > 8 && !(mask = calloc((size_t)n_mask, sizeof *mask))) st = oom("a window's cut");
-    if (mask == stack_mask) memset(mask, 0, sizeof stack_mask);
     for (int32_t i = 0; st == TT_OK && i < w->n_slots; i++) {
         if (!w->slots[i].written) continue;
         if (atomic_load_explicit(&w->slots[i].s->refcount, memory_order_acquire) <= 1) {
@@ -423,8 +420,7 @@ static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason
     }
     if (res != stack_res) free(res);
     if (mask != stack_mask) free(mask);
-    if (trace) tt_rt_wtrace_release(trace);
-    else free((void *)out_slots);
+    tt_rt_wtrace_release(trace);
     tt_ir_program_destroy(built);
     char msg[TT_RT_MSG_SIZE];
     if (st != TT_OK) {

@@ -102,8 +102,8 @@ static bool same_words(const tt_rt_wtrace *t, const tt_rt_window *w, const uint6
            memcmp(t->words + w->n_trace, mask, sizeof *mask * (size_t)n_mask) == 0;
 }
 
-tt_rt_wtrace *tt_rt_wtrace_find(const tt_rt_window *w, const uint64_t *mask, int32_t n_mask) {
-    uint64_t h = trace_hash(w, mask, n_mask);
+tt_rt_wtrace *tt_rt_wtrace_find(const tt_rt_window *w, const uint64_t *mask, int32_t n_mask, uint64_t *hash) {
+    uint64_t h = *hash = trace_hash(w, mask, n_mask);
     pthread_mutex_lock(&wt_mu);
     tt_rt_wtrace *t = buckets[h % WTRACE_BUCKETS];
     while (t && !(t->hash == h && same_words(t, w, mask, n_mask))) t = t->next;
@@ -118,7 +118,7 @@ tt_rt_wtrace *tt_rt_wtrace_find(const tt_rt_window *w, const uint64_t *mask, int
     return t;
 }
 
-tt_rt_wtrace *tt_rt_wtrace_insert(const tt_rt_window *w, const uint64_t *mask, int32_t n_mask,
+tt_rt_wtrace *tt_rt_wtrace_insert(const tt_rt_window *w, const uint64_t *mask, int32_t n_mask, uint64_t hash,
                                   tt_ir_program *program, const int32_t *out_slots, int32_t n_out) {
     int32_t n_ops = atomic_load(&w->n_ops);
     tt_rt_wtrace *t = calloc(1, sizeof *t);
@@ -141,7 +141,7 @@ tt_rt_wtrace *tt_rt_wtrace_insert(const tt_rt_window *w, const uint64_t *mask, i
     t->program = program;
     memcpy(t->out_slots, out_slots, sizeof *out_slots * (size_t)n_out);
     t->n_out = n_out;
-    t->hash = trace_hash(w, mask, n_mask);
+    t->hash = hash;
     atomic_init(&t->refs, 2); /* the cache's and the caller's */
     pthread_mutex_lock(&wt_mu);
     t->next = buckets[t->hash % WTRACE_BUCKETS];
@@ -159,16 +159,21 @@ tt_rt_wtrace *tt_rt_wtrace_insert(const tt_rt_window *w, const uint64_t *mask, i
  * by hash: a collision replaces the older program (the traces still naming it keep it alive, so its address is
  * not reused while they exist). */
 #define INTERN_SLOTS 4096
-static pthread_mutex_t intern_mu = PTHREAD_MUTEX_INITIALIZER;
-static tt_ir_program *interned[INTERN_SLOTS];
+static pthread_mutex_t intern_mu = PTHREAD_MUTEX_INITIALIZER; /* taken to change a slot */
+static _Atomic(tt_ir_program *) interned[INTERN_SLOTS];
 
 tt_ir_program *tt_rt_wtrace_intern(tt_ir_program *p) {
     size_t i = (size_t)(p->hash % INTERN_SLOTS);
+    /* the per-op path: a signature-cache program is usually its slot's already (the caller's reference keeps p) */
+    if (atomic_load_explicit(&interned[i], memory_order_acquire) == p) {
+        tt_ir_program_retain(p);
+        return p;
+    }
     pthread_mutex_lock(&intern_mu);
-    tt_ir_program *q = interned[i];
+    tt_ir_program *q = atomic_load(&interned[i]);
     if (q != p && !(q && tt_ir_program_equal(q, p))) {
         tt_ir_program_retain(p);
-        interned[i] = p;
+        atomic_store(&interned[i], p);
         tt_ir_program_destroy(q);
         q = p;
     }
@@ -185,10 +190,7 @@ static struct {
 
 void tt_rt_wtrace_clear(void) {
     pthread_mutex_lock(&intern_mu);
-    for (int i = 0; i < INTERN_SLOTS; i++) {
-        tt_ir_program_destroy(interned[i]);
-        interned[i] = NULL;
-    }
+    for (int i = 0; i < INTERN_SLOTS; i++) tt_ir_program_destroy(atomic_exchange(&interned[i], NULL));
     pthread_mutex_unlock(&intern_mu);
     pthread_mutex_lock(&wt_mu);
     while (lru_tail) remove_locked(lru_tail);
