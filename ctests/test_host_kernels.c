@@ -224,6 +224,20 @@ static void test_dot_reads_transposed_layouts_in_place(void) {
     check_dot_float(&c, TT_F32, TT_F32);
 }
 
+static void test_dot_column_blocks_with_transposed_weights_and_ragged_edges(void) {
+    /* x @ W^T with W stored [N, K]: K not a multiple of the 16-row transpose tile nor of the k' slice, N ending in a
+     * partial panel, and a batched dense B; both through the column-block path, at every ISA. */
+    static const char *isas[] = {"portable", "avx2", "avx512f", ""};
+    dot_case t = {2, 2, {37, 300}, {200, 300}, 0, 1, {0}, {1}, {0}, {1}};
+    dot_case d = {3, 3, {3, 20, 70}, {3, 70, 150}, 1, 1, {0}, {2}, {0}, {1}};
+    for (int i = 0; i < 4; i++) {
+        if (*isas[i]) setenv("TORCHTPU_HOST_ISA", isas[i], 1);
+        else unsetenv("TORCHTPU_HOST_ISA");
+        check_dot_float(&t, TT_F32, TT_F32);
+        check_dot_float(&d, TT_F32, TT_F32);
+    }
+}
+
 static void test_dot_every_isa_gives_the_same_numerics(void) {
     static const char *isas[] = {"portable", "avx2", "avx512f"};
     dot_case c = {2, 2, {40, 300}, {300, 70}, 0, 1, {0}, {1}, {0}, {0}};
@@ -696,6 +710,7 @@ int main(void) {
          test_dot_batch_dims_and_transposed_contraction_at_every_precision},
         {"dot_general blocked path with ragged edges", test_dot_blocked_path_with_ragged_edges},
         {"dot_general reads transposed layouts in place", test_dot_reads_transposed_layouts_in_place},
+        {"dot: column blocks, transposed weights, ragged edges", test_dot_column_blocks_with_transposed_weights_and_ragged_edges},
         {"dot_general: every ISA gives the same numerics", test_dot_every_isa_gives_the_same_numerics},
         {"dot_general bf16 and f16 operands with wider and narrow results",
          test_dot_bf16_and_f16_operands_with_wider_and_narrow_results},

@@ -924,7 +924,7 @@ static void bad_environment_values_are_errors_with_a_message(void) {
     }
     clear_env();
     TT_CHECK_OK(tt_rt_init()); /* a failed start can be retried */
-    TT_CHECK(tt_rt_get_eager_mode() == TT_EAGER_STRICT);
+    TT_CHECK(tt_rt_get_eager_mode() == TT_EAGER_FUSED); /* the default */
     TT_CHECK(!strcmp(tt_rt_driver_name(), "host"));
     TT_CHECK(tt_rt_device_count() == 1);
     tt_rt_shutdown();

@@ -174,21 +174,27 @@ except torch.OutOfMemoryError as e:
 else:
     print('NO OOM')
 try:
-    c = torch.ones(3 << 20, device='tpu') * 2   # 12 MiB each: the result does not fit beside its input
+    x = torch.ones(3 << 20, device='tpu')  # 12 MiB each, both held: the result does not fit beside its input
+    c = x * 2
     c.cpu()
 except torch.OutOfMemoryError as e:
     print('OOM2', e)
 else:
     print('NO OOM2')
+del x
 import gc
-gc.collect()  # the failed expression's input is held by the exception's traceback cycle until collected
+gc.collect()  # the failed expression's tensors are held by the exception's traceback cycle until collected
 d = torch.ones(1024, device='tpu') + 1
 print('AFTER', d.sum().item())
 """
 
 
-def test_allocating_over_the_memory_limit_raises_out_of_memory_with_the_figures(python):
-    r = python(OOM, env={"TORCHTPU_HOST_MEMORY_LIMIT": str(16 << 20)})
+OOM_MODES = pytest.mark.parametrize("mode", ["strict", "fused"])
+
+
+@OOM_MODES
+def test_allocating_over_the_memory_limit_raises_out_of_memory_with_the_figures(python, mode):
+    r = python(OOM, env={"TORCHTPU_HOST_MEMORY_LIMIT": str(16 << 20), "TORCHTPU_EAGER_MODE": mode})
     assert r.returncode == 0, r.stderr
     line = [ln for ln in r.stdout.splitlines() if ln.startswith(("OOM ", "NO OOM"))][0]
     assert line.startswith("OOM "), r.stdout
@@ -196,8 +202,9 @@ def test_allocating_over_the_memory_limit_raises_out_of_memory_with_the_figures(
     assert str(16 << 20) in line or "16" in line, line  # the limit
 
 
-def test_out_of_memory_from_an_op_result_is_an_exception_and_the_device_keeps_working(python):
-    r = python(OOM, env={"TORCHTPU_HOST_MEMORY_LIMIT": str(16 << 20)})
+@OOM_MODES
+def test_out_of_memory_from_an_op_result_is_an_exception_and_the_device_keeps_working(python, mode):
+    r = python(OOM, env={"TORCHTPU_HOST_MEMORY_LIMIT": str(16 << 20), "TORCHTPU_EAGER_MODE": mode})
     assert r.returncode == 0, r.stderr
     assert "OOM2" in r.stdout, r.stdout
     assert "AFTER 2048.0" in r.stdout

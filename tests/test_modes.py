@@ -31,10 +31,10 @@ needs_refused_malloc = pytest.mark.skipif(not _overcommit_refuses_huge_allocatio
 
 
 # ---- switching ---------------------------------------------------------------------------------------------
-def test_default_mode_is_strict(python):
-    r = python("import torch, torchtpu; print(torch.tpu.get_eager_mode())")
+def test_default_mode_is_fused(python):
+    r = python("import torch, torchtpu; print(torch.tpu.get_eager_mode(), torch.tpu.eager_mode)")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "strict"
+    assert r.stdout.split() == ["fused", "EagerMode.DEFER_AND_FUSE"]
 
 
 @pytest.mark.parametrize("mode", ["debug", "strict", "DEBUG", "Strict"])
@@ -341,14 +341,18 @@ MODE = "import torch, torchtpu; torch.ones(1, device='tpu'); print(torch.tpu.get
     ({"TORCHTPU_EAGER_MODE": "strict"}, "strict"),
     ({"TORCH_TPU_LAUNCH_BLOCKING": "1"}, "debug"),
     ({"TPU_LAUNCH_BLOCKING": "1"}, "debug"),
-    ({"TORCH_TPU_LAUNCH_BLOCKING": "0"}, "strict"),
+    ({}, "fused"),
+    ({"TORCHTPU_EAGER_MODE": "fused"}, "fused"),
+    ({"TORCH_TPU_LAUNCH_BLOCKING": "0"}, "fused"),
     ({"TPU_LAUNCH_BLOCKING": "1", "TORCHTPU_EAGER_MODE": "strict"}, "debug"),
     ({"TORCH_TPU_LAUNCH_BLOCKING": "1", "TORCH_TPU_DEFER_AND_FUSE": "1"}, "debug"),
     ({"TORCH_TPU_DEFER_AND_FUSE": "0"}, "strict"),
-    ({"TORCH_TPU_ENABLE_DEBUG_CHECKS": "1"}, "strict"),
-], ids=["eager_mode=debug", "eager_mode=strict", "torch_tpu_launch_blocking", "launch_blocking",
+    ({"TORCH_TPU_DEFER_AND_FUSE": "0", "TORCHTPU_EAGER_MODE": "debug"}, "debug"),
+    ({"TORCH_TPU_ENABLE_DEBUG_CHECKS": "1"}, "fused"),
+], ids=["eager_mode=debug", "eager_mode=strict", "default", "eager_mode=fused", "torch_tpu_launch_blocking",
+        "launch_blocking",
         "launch_blocking=0", "launch_blocking_wins", "launch_blocking_overrides_fusion", "defer_and_fuse=0",
-        "debug_checks"])
+        "eager_mode_over_defer_and_fuse=0", "debug_checks"])
 def test_environment_chooses_the_start_mode(python, env, want):
     r = python(MODE, env=env)
     assert r.returncode == 0, r.stderr

@@ -1,9 +1,9 @@
-"""Eager modes: debug (synchronous), strict (asynchronous, the default), fused (DeferAndFuse: ops deferred into a
-window that runs as one program at a cut).
+"""Eager modes: debug (synchronous), strict (asynchronous, one op at a time), fused (DeferAndFuse, the default: ops
+deferred into a window that runs as one program at a cut).
 
 Two scopes, as in Google TorchTPU:
   - the process mode: `torch.tpu.eager_mode = m`, `torchtpu.set_eager_mode(m)`, or the environment at start
-    (`TORCH_TPU_LAUNCH_BLOCKING=1` / `TPU_LAUNCH_BLOCKING=1` -> debug, `TORCH_TPU_DEFER_AND_FUSE=1` -> fused,
+    (`TORCH_TPU_LAUNCH_BLOCKING=1` / `TPU_LAUNCH_BLOCKING=1` -> debug, `TORCH_TPU_DEFER_AND_FUSE=1` -> fused (`=0` -> strict),
     `TORCHTPU_EAGER_MODE=debug|strict|fused`);
   - a thread's override: `with torch.tpu.set_eager_mode(m):` applies to the calling thread only.
 

@@ -36,7 +36,7 @@ static bool env_is_one(const char *name) {
 
 /* The start-up mode from the environment; the precedence is documented in tt_runtime.h. */
 static tt_status read_mode(tt_rt_eager_mode *mode) {
-    *mode = TT_EAGER_STRICT;
+    *mode = TT_EAGER_FUSED;
     const char *m = env_nonempty("TORCHTPU_EAGER_MODE");
     if (m && strcmp(m, "debug") && strcmp(m, "strict") && strcmp(m, "fused"))
         return tt_error(TT_STATUS_INVALID_ARGUMENT,
@@ -46,8 +46,10 @@ static tt_status read_mode(tt_rt_eager_mode *mode) {
         *mode = TT_EAGER_DEBUG;
         return TT_OK;
     }
-    if (env_is_one("TORCH_TPU_DEFER_AND_FUSE") || (m && !strcmp(m, "fused"))) *mode = TT_EAGER_FUSED;
-    else if (m && !strcmp(m, "debug")) *mode = TT_EAGER_DEBUG;
+    const char *defer = env_nonempty("TORCH_TPU_DEFER_AND_FUSE");
+    if (defer && !strcmp(defer, "1")) *mode = TT_EAGER_FUSED;
+    else if (m) *mode = !strcmp(m, "debug") ? TT_EAGER_DEBUG : !strcmp(m, "strict") ? TT_EAGER_STRICT : TT_EAGER_FUSED;
+    else if (defer && !strcmp(defer, "0")) *mode = TT_EAGER_STRICT; /* Google's switch, turned off explicitly */
     /* TORCH_TPU_ENABLE_DEBUG_CHECKS needs nothing: index and bounds checks always run. */
     return TT_OK;
 }

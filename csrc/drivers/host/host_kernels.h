@@ -55,6 +55,13 @@ int tt_host_compute_dtype(tt_dtype dt);
 /* Whether the CPU has a feature ("avx512bf16", "avx512f", "avx2") and TORCHTPU_HOST_ISA allows it (host_pool.c). */
 int tt_host_cpu_has(const char *feature);
 
+/* The f32 GEMM's register tile (host_matmul_kern.c): c[MR x NR] (row stride ldc) = or, with accum, += packed
+ * panel a [kc][MR] x packed panel b [kc][NR]; for the bf16 kernel kc counts k' values, stored in pairs. */
+#define TT_GEMM_MR 8
+#define TT_GEMM_NR 32
+enum { TT_GEMM_KERN_PORTABLE, TT_GEMM_KERN_AVX2, TT_GEMM_KERN_AVX512, TT_GEMM_KERN_BF16 };
+void tt_host_gemm_micro(int kern, int64_t kc, const void *a, const void *b, float *c, int64_t ldc, int accum);
+
 /* Thread pool: runs fn over [0, n) split into chunks of at least grain, on all worker threads plus the caller.
  * Runs inline when n <= grain or when called from inside a pool task. */
 typedef void (*tt_host_range_fn)(void *user, int64_t begin, int64_t end);

@@ -9,12 +9,15 @@
  *     HIGH     (hi,hi) (hi,mid) (mid,hi)                          T = 3   (mid is "lo" of the 2-way split)
  *     HIGHEST  (hi,hi) (hi,mid) (mid,hi) (hi,lo) (lo,hi) (mid,mid) T = 6
  *     FP32     exact f32 values, f32 FMA                          T = 1
- *   Kernels: AVX512-BF16 vdpbf16ps on pairs over k' (bf16 terms), else AVX-512F / AVX2+FMA / portable C f32
- *   FMA on the same bf16-exact values (products of bf16 values are exact in f32, so results agree up to
+ *   Kernels (host_matmul_kern.c): AVX512-BF16 vdpbf16ps on pairs over k' (bf16 terms), else AVX-512F / AVX2+FMA /
+ *   portable C f32 FMA on the same bf16-exact values (products of bf16 values are exact in f32, so results agree up to
  *   accumulation order; vdpbf16ps also flushes denormals).
- *   Blocking: C is cut into MC x NC tiles spread over the thread pool (with the batch); per tile and per KC slice
- *   of k', A (MC x KC) and B (KC x NC) are packed into MR-row / NR-column micro-panels, and an MR x NR register
- *   tile kernel walks them. Tiny problems skip packing and the pool entirely.
+ *   Blocking: A is packed once, whole, into MR-row micro-panels. Then, when C's column blocks (about NC wide, as
+ *   many as a multiple of the thread count) give every thread work, each task takes one column block, packs its
+ *   B columns into NR-column panels one KC slice of k' at a time (transposing 16 x 16 tiles in registers when B is
+ *   a weight stored [N, K]) and runs all of A against the slice while it is in L2; otherwise B is packed whole
+ *   and the tasks are MC x NC tiles. An MR x NR register tile kernel walks the panels. Tiny problems skip packing
+ *   and the pool entirely.
  */
 #include "host_kernels.h"
 
@@ -35,14 +38,15 @@ tt_status tt_host_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K, const
 tt_status tt_host_gemm_i64(int64_t batch, int64_t M, int64_t N, int64_t K, const int64_t *A, int64_t a_bs,
                            const int64_t *B, int64_t b_bs, int64_t *C, int64_t c_bs, int64_t ldc);
 
-#define MR 8
-#define NR 32
+#define MR TT_GEMM_MR
+#define NR TT_GEMM_NR
 #define MC 128
 #define NC 256
 #define KC 256 /* along the expanded k' axis; even, so bf16 pairs never straddle slices */
 
 enum { PART_HI, PART_MID, PART_LO, PART_EXACT };
-enum { KERN_PORTABLE, KERN_AVX2, KERN_AVX512, KERN_BF16 };
+enum { KERN_PORTABLE = TT_GEMM_KERN_PORTABLE, KERN_AVX2 = TT_GEMM_KERN_AVX2, KERN_AVX512 = TT_GEMM_KERN_AVX512,
+       KERN_BF16 = TT_GEMM_KERN_BF16 };
 
 static const uint8_t terms_a[4][6] = {{PART_HI}, {PART_HI, PART_HI, PART_MID},
                                       {PART_HI, PART_HI, PART_MID, PART_HI, PART_LO, PART_MID}, {PART_EXACT}};
@@ -88,6 +92,7 @@ typedef struct gemm_f32_job {
     int kern;
     bool vec_split; /* AVX-512F available for the bf16 splitting */
     int64_t m_tiles, n_tiles, m_panels, n_panels;
+    int64_t col_blocks, col_panels; /* gemm_f32_cols: column blocks per batch entry, B panels per block */
     int64_t kw;    /* 32-bit words per packed panel row: Kx (f32) or ceil(Kx / 2) (bf16 pairs) */
     float *pa, *pb; /* packed operands (bf16 pairs are stored in the same words) */
 } gemm_f32_job;
@@ -212,15 +217,26 @@ static void put_b_row(const gemm_f32_job *g, int64_t bi, int64_t jp0, int64_t np
 
 #define B_COLS 512 /* columns split per step (a multiple of NR) */
 
-/* B rows k in [k0, k1) of batch bi, for B stored with contiguous rows (b_cs == 1): each row is read once,
- * contiguously, and scattered over the panels. k0 is even, so bf16 pairs stay inside one call. */
-static void pack_b_rows(const gemm_f32_job *g, int64_t bi, int64_t k0, int64_t k1) {
+/* B rows k in [k0, k1), columns [c_lo, c_hi) (c_lo a multiple of NR), of batch bi, for B stored with contiguous
+ * rows (b_cs == 1): each row is read contiguously and scattered over the panels. k0 is even, so bf16 pairs stay
+ * inside one call. */
+static void pack_b_rows(const gemm_f32_job *g, int64_t bi, int64_t k0, int64_t k1, int64_t c_lo, int64_t c_hi) {
     bool exact = g->tb[0] == PART_EXACT, hi_only = g->T == 1;
     float part[3][B_COLS];
     const float *B = g->B + bi * g->b_bs;
+    if (exact && g->kern != KERN_BF16) { /* plain copies, straight into the panels */
+        for (int64_t k = k0; k < k1; k++)
+            for (int64_t c0 = c_lo; c0 < c_hi; c0 += NR) {
+                float *dst = g->pb + (bi * g->n_panels + c0 / NR) * NR * g->kw + k * NR;
+                int64_t nc = c_hi - c0 < NR ? c_hi - c0 : NR;
+                memcpy(dst, B + k * g->b_rs + c0, (size_t)nc * sizeof *dst);
+                for (int64_t j = nc; j < NR; j++) dst[j] = 0.0f;
+            }
+        return;
+    }
     for (int64_t k = k0; k < k1; k++)
-        for (int64_t c0 = 0; c0 < g->N; c0 += B_COLS) {
-            int64_t nc = g->N - c0 < B_COLS ? g->N - c0 : B_COLS, np = (nc + NR - 1) / NR;
+        for (int64_t c0 = c_lo; c0 < c_hi; c0 += B_COLS) {
+            int64_t nc = c_hi - c0 < B_COLS ? c_hi - c0 : B_COLS, np = (nc + NR - 1) / NR;
             split_row(B + k * g->b_rs + c0, 1, nc, exact, hi_only, g->vec_split, part[0], part[1], part[2]);
             for (int p = 0; p < 3; p++)
                 for (int64_t j = nc; j < np * NR; j++) part[p][j] = 0.0f;
@@ -230,182 +246,81 @@ static void pack_b_rows(const gemm_f32_job *g, int64_t bi, int64_t k0, int64_t k
     /* Odd Kx: the last pair's missing half is already zero (the even half assigned the whole word). */
 }
 
-/* B panel (batch bi, panel jp) for any strides: column by column along k (contiguous when b_rs == 1, e.g. a
- * weight stored [N, K]). */
-static void pack_b_cols(const gemm_f32_job *g, int64_t bi, int64_t jp) {
-    bool bf = g->kern == KERN_BF16, exact = g->tb[0] == PART_EXACT, hi_only = g->T == 1;
-    int64_t n0 = jp * NR, nr = g->N - n0 < NR ? g->N - n0 : NR;
-    if (exact && !bf) { /* exact f32: a transposing copy in 16 x NR tiles (L1-sized; each source read in runs) */
-        float *panel = g->pb + (bi * g->n_panels + jp) * NR * g->kw;
-        const float *B = g->B + bi * g->b_bs + n0 * g->b_cs;
-        if (nr < NR)
-            for (int64_t k = 0; k < g->K; k++)
-                for (int64_t j = nr; j < NR; j++) panel[k * NR + j] = 0.0f;
-        for (int64_t k0 = 0; k0 < g->K; k0 += 16) {
-            int64_t kn = g->K - k0 < 16 ? g->K - k0 : 16;
-            for (int64_t j = 0; j < nr; j++) {
-                const float *src = B + j * g->b_cs + k0 * g->b_rs;
-                float *dst = panel + k0 * NR + j;
-                for (int64_t k = 0; k < kn; k++) dst[k * NR] = src[k * g->b_rs];
-            }
-        }
-        return;
-    }
-    float part[3][SPLIT_CHUNK];
-    float *panel = g->pb + (bi * g->n_panels + jp) * NR * g->kw;
-    uint32_t *dw = (uint32_t *)panel;
-    if (bf) memset(panel, 0, (size_t)g->kw * NR * sizeof *dw);
-    else memset(panel, 0, (size_t)g->Kx * NR * sizeof *panel);
-    const float *B = g->B + bi * g->b_bs;
-    for (int64_t j = 0; j < nr; j++)
-        for (int64_t k0 = 0; k0 < g->K; k0 += SPLIT_CHUNK) {
-            int64_t n = g->K - k0 < SPLIT_CHUNK ? g->K - k0 : SPLIT_CHUNK;
-            split_row(B + k0 * g->b_rs + (n0 + j) * g->b_cs, g->b_rs, n, exact, hi_only, g->vec_split, part[0],
-                      part[1], part[2]);
-            for (int64_t k = 0; k < n; k++)
-                for (int64_t t = 0; t < g->T; t++) {
-                    int64_t kx = (k0 + k) * g->T + t;
-                    float v = part[exact ? 0 : g->tb[t]][k];
-                    if (bf) dw[(kx >> 1) * NR + j] |= (kx & 1) ? f2u(v) & 0xffff0000u : f2u(v) >> 16;
-                    else panel[kx * NR + j] = v;
-                }
-        }
-}
-
-/* ---- micro-kernels: c[MR x NR] (row stride ldc) = or += sum over k of a panel x b panel ---------------- */
-
-#define PORTABLE_KERNEL_BODY                                                      \
-    float acc[MR][NR];                                                            \
-    memset(acc, 0, sizeof acc);                                                   \
-    for (int64_t k = 0; k < kc; k++) {                                            \
-        const float *ak = a + k * MR, *bk = b + k * NR;                           \
-        for (int i = 0; i < MR; i++)                                              \
-            for (int j = 0; j < NR; j++) acc[i][j] += ak[i] * bk[j];              \
-    }                                                                             \
-    for (int i = 0; i < MR; i++)                                                  \
-        for (int j = 0; j < NR; j++) c[i * ldc + j] = (accum ? c[i * ldc + j] : 0.0f) + acc[i][j];
-
-static void kern_f32_portable(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int accum) {
-    PORTABLE_KERNEL_BODY
-}
-
 #if defined(__x86_64__)
-/* AVX2 has 16 ymm registers, too few for an 8 x 32 tile (32 accumulators): the tile is walked as three register
- * blocks, rows 0-5 x columns 0-15, rows 0-5 x columns 16-31 (12 accumulators, 2 B loads and 6 broadcasts per k),
- * and rows 6-7 x columns 0-31 (8 accumulators). Each accumulates over k in the same order as the other kernels. */
-#define AVX2_STORE(acc, dst)                                                       \
-    _mm256_storeu_ps((dst), accum ? _mm256_add_ps((acc), _mm256_loadu_ps(dst)) : (acc))
-
-__attribute__((target("avx2,fma"))) static inline void avx2_6x16(int64_t kc, const float *a, const float *b,
-                                                                 float *c, int64_t ldc, int accum) {
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    for (int64_t k = 0; k < kc; k++, a += MR, b += NR) {
-        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), ai;
-#define STEP6(i)                                   \
-    ai = _mm256_broadcast_ss(a + i);               \
-    c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0);    \
-    c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1);
-        STEP6(0) STEP6(1) STEP6(2) STEP6(3) STEP6(4) STEP6(5)
-#undef STEP6
+/* dst[k * ldd + j] = src[j * lds + k] for j, k < 16: a 16 x 16 transpose in registers (pairs of rows interleaved,
+ * then quads, then 128-bit lanes). */
+__attribute__((target("avx512f"))) static void transpose16(const float *src, int64_t lds, float *dst, int64_t ldd) {
+    __m512 r[16], t[16];
+    for (int j = 0; j < 16; j++) r[j] = _mm512_loadu_ps(src + j * lds);
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
     }
-#define OUT6(i)                               \
-    AVX2_STORE(c##i##0, c + i * ldc);         \
-    AVX2_STORE(c##i##1, c + i * ldc + 8);
-    OUT6(0) OUT6(1) OUT6(2) OUT6(3) OUT6(4) OUT6(5)
-#undef OUT6
+    /* r[4G + c], 128-bit lane L: column 4L + c of rows 4G .. 4G+3 */
+    for (int G = 0; G < 4; G++) {
+        const __m512 *q = t + 4 * G;
+        r[4 * G] = _mm512_shuffle_ps(q[0], q[2], 0x44);
+        r[4 * G + 1] = _mm512_shuffle_ps(q[0], q[2], 0xEE);
+        r[4 * G + 2] = _mm512_shuffle_ps(q[1], q[3], 0x44);
+        r[4 * G + 3] = _mm512_shuffle_ps(q[1], q[3], 0xEE);
+    }
+    for (int c = 0; c < 4; c++) {
+        __m512 v0 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x44), v1 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xEE);
+        __m512 v2 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x44);
+        __m512 v3 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xEE);
+        _mm512_storeu_ps(dst + c * ldd, _mm512_shuffle_f32x4(v0, v2, 0x88));
+        _mm512_storeu_ps(dst + (4 + c) * ldd, _mm512_shuffle_f32x4(v0, v2, 0xDD));
+        _mm512_storeu_ps(dst + (8 + c) * ldd, _mm512_shuffle_f32x4(v1, v3, 0x88));
+        _mm512_storeu_ps(dst + (12 + c) * ldd, _mm512_shuffle_f32x4(v1, v3, 0xDD));
+    }
 }
-
-__attribute__((target("avx2,fma"))) static inline void avx2_2x32(int64_t kc, const float *a, const float *b,
-                                                                 float *c, int64_t ldc, int accum) {
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
-    for (int64_t k = 0; k < kc; k++, a += MR, b += NR) {
-        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), b2 = _mm256_loadu_ps(b + 16),
-               b3 = _mm256_loadu_ps(b + 24);
-        __m256 a0 = _mm256_broadcast_ss(a), a1 = _mm256_broadcast_ss(a + 1);
-        c00 = _mm256_fmadd_ps(a0, b0, c00), c01 = _mm256_fmadd_ps(a0, b1, c01);
-        c02 = _mm256_fmadd_ps(a0, b2, c02), c03 = _mm256_fmadd_ps(a0, b3, c03);
-        c10 = _mm256_fmadd_ps(a1, b0, c10), c11 = _mm256_fmadd_ps(a1, b1, c11);
-        c12 = _mm256_fmadd_ps(a1, b2, c12), c13 = _mm256_fmadd_ps(a1, b3, c13);
-    }
-    AVX2_STORE(c00, c), AVX2_STORE(c01, c + 8), AVX2_STORE(c02, c + 16), AVX2_STORE(c03, c + 24);
-    AVX2_STORE(c10, c + ldc), AVX2_STORE(c11, c + ldc + 8), AVX2_STORE(c12, c + ldc + 16);
-    AVX2_STORE(c13, c + ldc + 24);
-}
-#undef AVX2_STORE
-
-__attribute__((target("avx2,fma"))) static void kern_f32_avx2(int64_t kc, const float *a, const float *b, float *c,
-                                                              int64_t ldc, int accum) {
-    avx2_6x16(kc, a, b, c, ldc, accum);
-    avx2_6x16(kc, a, b + 16, c + 16, ldc, accum);
-    avx2_2x32(kc, a + 6, b, c + 6 * ldc, ldc, accum);
-}
-
-#define ROW8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-
-__attribute__((target("avx512f"))) static void kern_f32_avx512(int64_t kc, const float *a, const float *b, float *c,
-                                                               int64_t ldc, int accum) {
-#define DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps();
-    ROW8(DECL)
-#undef DECL
-    for (int64_t k = 0; k < kc; k++) {
-        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-#define STEP(i)                                       \
-    {                                                 \
-        __m512 ai = _mm512_set1_ps(a[i]);             \
-        c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0);   \
-        c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);   \
-    }
-        ROW8(STEP)
-#undef STEP
-        a += MR;
-        b += NR;
-    }
-#define STORE(i)                                                                                        \
-    if (accum) {                                                                                        \
-        c##i##0 = _mm512_add_ps(c##i##0, _mm512_loadu_ps(c + i * ldc));                                 \
-        c##i##1 = _mm512_add_ps(c##i##1, _mm512_loadu_ps(c + i * ldc + 16));                            \
-    }                                                                                                   \
-    _mm512_storeu_ps(c + i * ldc, c##i##0);                                                             \
-    _mm512_storeu_ps(c + i * ldc + 16, c##i##1);
-    ROW8(STORE)
-}
-
-/* kp = number of k' pairs; a: uint32 pairs [kp][MR], b: uint32 pairs [kp][NR]. */
-__attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl"))) static void
-kern_bf16_avx512(int64_t kp, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc, int accum) {
-#define DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps();
-    ROW8(DECL)
-#undef DECL
-    for (int64_t q = 0; q < kp; q++) {
-        __m512bh b0 = (__m512bh)_mm512_loadu_si512((const void *)b);
-        __m512bh b1 = (__m512bh)_mm512_loadu_si512((const void *)(b + 16));
-#define STEP(i)                                                       \
-    {                                                                 \
-        __m512bh ai = (__m512bh)_mm512_set1_epi32((int)a[i]);         \
-        c##i##0 = _mm512_dpbf16_ps(c##i##0, ai, b0);                  \
-        c##i##1 = _mm512_dpbf16_ps(c##i##1, ai, b1);                  \
-    }
-        ROW8(STEP)
-#undef STEP
-        a += MR;
-        b += NR;
-    }
-    ROW8(STORE)
-}
-#undef STORE
 #endif
+
+#define B_TILE_K 16 /* k rows per transposed tile */
+
+/* B panel (batch bi, panel jp), rows k in [k0, k1), for any strides (a weight stored [N, K] has b_rs == 1): tiles of
+ * B_TILE_K x NR values are transposed into row order (16 x 16 register transposes when the k run is contiguous),
+ * then packed like contiguous rows. Exact f32 transposes straight into the panel. k0 is even (bf16 pairs). */
+static void pack_b_cols(const gemm_f32_job *g, int64_t bi, int64_t jp, int64_t k0, int64_t k1) {
+    bool exact = g->tb[0] == PART_EXACT, direct = exact && g->kern != KERN_BF16, hi_only = g->T == 1;
+    int64_t n0 = jp * NR, nr = g->N - n0 < NR ? g->N - n0 : NR;
+    const float *B = g->B + bi * g->b_bs + n0 * g->b_cs;
+    float *panel = g->pb + (bi * g->n_panels + jp) * NR * g->kw;
+    float tile[B_TILE_K][NR], part[3][NR];
+    for (int64_t kt = k0; kt < k1; kt += B_TILE_K) {
+        int64_t kn = k1 - kt < B_TILE_K ? k1 - kt : B_TILE_K;
+        float *dst = direct ? panel + kt * NR : &tile[0][0];
+        int64_t j = 0;
+#if defined(__x86_64__)
+        if (g->vec_split && g->b_rs == 1 && kn == B_TILE_K)
+            for (; j + 16 <= nr; j += 16) transpose16(B + j * g->b_cs + kt, g->b_cs, dst + j, NR);
+#endif
+        for (; j < nr; j++)
+            for (int64_t k = 0; k < kn; k++) dst[k * NR + j] = B[j * g->b_cs + (kt + k) * g->b_rs];
+        for (int64_t k = 0; k < kn; k++)
+            for (int64_t jj = nr; jj < NR; jj++) dst[k * NR + jj] = 0.0f;
+        if (direct) continue;
+        for (int64_t k = 0; k < kn; k++) {
+            split_row(tile[k], 1, NR, exact, hi_only, g->vec_split, part[0], part[1], part[2]);
+            for (int64_t t = 0; t < g->T; t++)
+                put_b_row(g, bi, jp, 1, (kt + k) * g->T + t, exact ? tile[k] : part[g->tb[t]]);
+        }
+    }
+}
+
+/* Packs B rows k in [k0, k1) of batch bi for panels [jp0, jp1). */
+static void pack_b_range(const gemm_f32_job *g, int64_t bi, int64_t jp0, int64_t jp1, int64_t k0, int64_t k1) {
+    if (g->b_cs == 1) {
+        int64_t c_hi = jp1 * NR < g->N ? jp1 * NR : g->N;
+        pack_b_rows(g, bi, k0, k1, jp0 * NR, c_hi);
+    } else {
+        for (int64_t jp = jp0; jp < jp1; jp++) pack_b_cols(g, bi, jp, k0, k1);
+    }
+}
 
 static void run_kernel(const gemm_f32_job *g, int64_t kc, const void *a, const void *b, float *c, int64_t ldc,
                        int accum) {
-    switch (g->kern) {
-#if defined(__x86_64__)
-    case KERN_BF16: kern_bf16_avx512((kc + 1) / 2, a, b, c, ldc, accum); return;
-    case KERN_AVX512: kern_f32_avx512(kc, a, b, c, ldc, accum); return;
-    case KERN_AVX2: kern_f32_avx2(kc, a, b, c, ldc, accum); return;
-#endif
-    default: kern_f32_portable(kc, a, b, c, ldc, accum); return;
-    }
+    tt_host_gemm_micro(g->kern, kc, a, b, c, ldc, accum);
 }
 
 /* ---- the blocked driver ------------------------------------------------------------------------------ */
@@ -430,46 +345,71 @@ static void gemm_pack_b(void *user, int64_t p0, int64_t p1) {
         int64_t blocks = (g->K + B_ROWS - 1) / B_ROWS;
         for (int64_t p = p0; p < p1; p++) {
             int64_t bi = p / blocks, k0 = (p % blocks) * B_ROWS;
-            pack_b_rows(g, bi, k0, g->K - k0 < B_ROWS ? g->K : k0 + B_ROWS);
+            pack_b_rows(g, bi, k0, g->K - k0 < B_ROWS ? g->K : k0 + B_ROWS, 0, g->N);
         }
     } else { /* p indexes (batch, panel) */
-        for (int64_t p = p0; p < p1; p++) pack_b_cols(g, p / g->n_panels, p % g->n_panels);
+        for (int64_t p = p0; p < p1; p++) pack_b_cols(g, p / g->n_panels, p % g->n_panels, 0, g->K);
     }
 }
 
+/* C[bi][m0 .. m0+mc, n0 .. n0+nc] (+)= one k' slice [kx0, kx0 + kc) of the packed panels. */
+static void gemm_block(const gemm_f32_job *g, int64_t bi, int64_t m0, int64_t mc, int64_t n0, int64_t nc,
+                       int64_t kx0, int64_t kc) {
+    int64_t w0 = g->kern == KERN_BF16 ? kx0 / 2 : kx0; /* word offset of this k' slice inside a panel row */
+    int accum = kx0 > 0;
+    float *C = g->C + bi * g->c_bs;
+    const float *pa = g->pa + (bi * g->m_panels + m0 / MR) * MR * g->kw;
+    const float *pb = g->pb + (bi * g->n_panels + n0 / NR) * NR * g->kw;
+    for (int64_t jr = 0; jr < nc; jr += NR) {
+        const float *bp = pb + (jr / NR) * NR * g->kw + w0 * NR;
+        int64_t nr = nc - jr < NR ? nc - jr : NR;
+        for (int64_t ir = 0; ir < mc; ir += MR) {
+            const float *ap = pa + (ir / MR) * MR * g->kw + w0 * MR;
+            int64_t mr = mc - ir < MR ? mc - ir : MR;
+            float *cp = C + (m0 + ir) * g->ldc + n0 + jr;
+            if (mr == MR && nr == NR) {
+                run_kernel(g, kc, ap, bp, cp, g->ldc, accum);
+            } else { /* edge tile through a scratch tile */
+                float tmp[MR * NR];
+                run_kernel(g, kc, ap, bp, tmp, NR, 0);
+                for (int64_t i = 0; i < mr; i++)
+                    for (int64_t j = 0; j < nr; j++)
+                        cp[i * g->ldc + j] = (accum ? cp[i * g->ldc + j] : 0.0f) + tmp[i * NR + j];
+            }
+        }
+    }
+}
+
+/* B packed beforehand: tasks are MC x NC tiles of C (with the batch). */
 static void gemm_f32_tiles(void *user, int64_t t0, int64_t t1) {
     gemm_f32_job *g = user;
-    bool bf = g->kern == KERN_BF16;
     int64_t per_batch = g->m_tiles * g->n_tiles;
     for (int64_t t = t0; t < t1; t++) {
         int64_t bi = t / per_batch, r = t % per_batch;
         int64_t m0 = (r / g->n_tiles) * MC, n0 = (r % g->n_tiles) * NC;
         int64_t mc = g->M - m0 < MC ? g->M - m0 : MC, nc = g->N - n0 < NC ? g->N - n0 : NC;
-        float *C = g->C + bi * g->c_bs;
-        const float *pa = g->pa + (bi * g->m_panels + m0 / MR) * MR * g->kw;
-        const float *pb = g->pb + (bi * g->n_panels + n0 / NR) * NR * g->kw;
+        for (int64_t kx0 = 0; kx0 < g->Kx; kx0 += KC)
+            gemm_block(g, bi, m0, mc, n0, nc, kx0, g->Kx - kx0 < KC ? g->Kx - kx0 : KC);
+    }
+}
+
+/* Tasks are column blocks of C (with the batch): a task packs its own B panels, one k' slice at a time, right
+ * before the kernels read them (so they are read from L2, not memory), and runs every row of A against them. Each
+ * B element is packed once, by the one task that uses it. Multi-term precisions pack all of k at once (a slice
+ * of k' is not a whole number of k rows). */
+static void gemm_f32_cols(void *user, int64_t t0, int64_t t1) {
+    gemm_f32_job *g = user;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t bi = t / g->col_blocks, jp0 = (t % g->col_blocks) * g->col_panels;
+        int64_t jp1 = jp0 + g->col_panels < g->n_panels ? jp0 + g->col_panels : g->n_panels;
+        if (jp0 >= jp1) continue;
+        int64_t n0 = jp0 * NR, nc = (jp1 * NR < g->N ? jp1 * NR : g->N) - n0;
+        if (g->T > 1) pack_b_range(g, bi, jp0, jp1, 0, g->K);
         for (int64_t kx0 = 0; kx0 < g->Kx; kx0 += KC) {
             int64_t kc = g->Kx - kx0 < KC ? g->Kx - kx0 : KC;
-            int64_t w0 = bf ? kx0 / 2 : kx0; /* word offset of this k' slice inside a panel row */
-            int accum = kx0 > 0;
-            for (int64_t jr = 0; jr < nc; jr += NR) {
-                const float *bp = pb + (jr / NR) * NR * g->kw + w0 * NR;
-                int64_t nr = nc - jr < NR ? nc - jr : NR;
-                for (int64_t ir = 0; ir < mc; ir += MR) {
-                    const float *ap = pa + (ir / MR) * MR * g->kw + w0 * MR;
-                    int64_t mr = mc - ir < MR ? mc - ir : MR;
-                    float *cp = C + (m0 + ir) * g->ldc + n0 + jr;
-                    if (mr == MR && nr == NR) {
-                        run_kernel(g, kc, ap, bp, cp, g->ldc, accum);
-                    } else { /* edge tile through a scratch tile */
-                        float tmp[MR * NR];
-                        run_kernel(g, kc, ap, bp, tmp, NR, 0);
-                        for (int64_t i = 0; i < mr; i++)
-                            for (int64_t j = 0; j < nr; j++)
-                                cp[i * g->ldc + j] = (accum ? cp[i * g->ldc + j] : 0.0f) + tmp[i * NR + j];
-                    }
-                }
-            }
+            if (g->T == 1) pack_b_range(g, bi, jp0, jp1, kx0, kx0 + kc);
+            for (int64_t m0 = 0; m0 < g->M; m0 += MC)
+                gemm_block(g, bi, m0, g->M - m0 < MC ? g->M - m0 : MC, n0, nc, kx0, kc);
         }
     }
 }
@@ -626,6 +566,17 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
     g.pb = (float *)((char *)scratch + sa);
     int64_t pgrain_a = 65536 / (MR * g.Kx) + 1, pgrain_b = 65536 / (NR * g.Kx) + 1;
     tt_host_parallel_for(batch * g.m_panels, pgrain_a, gemm_pack_a, &g);
+    /* Column blocks when they give every thread work: about NC wide, a multiple of the thread count. */
+    int64_t nt = tt_host_num_threads();
+    g.col_blocks = (g.n_tiles + nt - 1) / nt * nt;
+    g.col_panels = (g.n_panels + g.col_blocks - 1) / g.col_blocks;
+    g.col_blocks = (g.n_panels + g.col_panels - 1) / g.col_panels;
+    if (batch * g.col_blocks >= nt) {
+        int64_t block_work = M * g.col_panels * NR * g.Kx;
+        tt_host_parallel_for(batch * g.col_blocks, (1 << 21) / block_work + 1, gemm_f32_cols, &g);
+        scratch_put(scratch, cached);
+        return TT_OK;
+    }
     if (b_cs == 1) tt_host_parallel_for(batch * ((K + B_ROWS - 1) / B_ROWS), 65536 / (B_ROWS * N * g.T) + 1,
                                         gemm_pack_b, &g);
     else tt_host_parallel_for(batch * g.n_panels, pgrain_b, gemm_pack_b, &g);
