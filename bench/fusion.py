@@ -8,9 +8,16 @@ loop's loss.item() does, so fused mode cuts its window once per step. Figures ar
 time per step, after warm-up steps (compiles excluded); the repeats interleave the columns (cpu, inductor, strict,
 fused, cpu, ...) so that a slow spell of a shared machine does not favour one of them. Ratios > 1 mean the first is faster. Run on a quiet machine;
 the load average is printed with the figures.
+
+The PyTorch CPU columns (cpu eager, inductor) and the tpu columns (strict, fused) run in two separate child
+processes, interleaved within each: PyTorch's OpenMP workers spin-wait on both cores for a while after every CPU op,
+and in one process they stole the cores from the tpu columns' threads (strict mode, with its stream worker, far more
+than fused: strict measured 1.6-2x slower next to them, which made fused/strict look like 1.5-1.8x when it is ~1.0-1.3x).
 """
 import argparse
+import json
 import os
+import subprocess
 import statistics
 import sys
 import time
@@ -85,47 +92,66 @@ def no_sync():
     pass
 
 
+def measure(name, group, a):
+    """{column: median seconds per step} for one workload's columns of one group ("cpu": cpu eager and Inductor;
+    "tpu": strict and fused), in this process."""
+    make = WORKLOADS[name]
+    # (column, eager mode or None for the CPU, step, sync); every column is built and warmed first, then the
+    # repeats interleave the columns, so a slow spell of a shared machine hits all of them alike
+    cols = []
+    if group == "cpu":
+        cols.append(("cpu", None, make("cpu"), no_sync))
+        if not a.no_inductor:
+            torch._dynamo.reset()
+            cols.append(("inductor", None, torch.compile(make("cpu")), no_sync))
+    else:
+        for mode in ("strict", "fused"):
+            torchtpu.set_eager_mode(mode)
+            cols.append((mode, mode, make("tpu"), torch.tpu.synchronize))
+    times = {c[0]: [] for c in cols}
+    for col, mode, step, sync in cols:
+        if mode:
+            torchtpu.set_eager_mode(mode)
+        run_steps(step, sync, 5)  # warm-up: compiles, caches, allocator
+    for _ in range(a.repeats):
+        for col, mode, step, sync in cols:
+            if mode:
+                torchtpu.set_eager_mode(mode)
+            times[col].append(run_steps(step, sync, a.iters))
+    return {c: statistics.median(t) for c, t in times.items()}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--no-inductor", action="store_true")
     ap.add_argument("--only", default="")
+    ap.add_argument("--group", choices=["cpu", "tpu"], help=argparse.SUPPRESS)  # a child process's share
     a = ap.parse_args()
     torch.set_num_threads(os.cpu_count() or 1)
+    names = [n for n in WORKLOADS if not a.only or n in a.only.split(",")]
+    if a.group:
+        print(json.dumps({n: measure(n, a.group, a) for n in names}))
+        return
     print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}; torch threads "
           f"{torch.get_num_threads()}, host driver threads {torchtpu._C.host_num_threads()}")
-    names = [n for n in WORKLOADS if not a.only or n in a.only.split(",")]
+    res = {n: {} for n in names}
+    for group in ("cpu", "tpu"):
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--group", group, "--only", ",".join(names),
+                              "--repeats", str(a.repeats), "--iters", str(a.iters)] +
+                             (["--no-inductor"] if a.no_inductor else []),
+                             capture_output=True, text=True, check=True).stdout
+        for n, cols in json.loads(out.strip().splitlines()[-1]).items():
+            res[n].update(cols)
     print(f"{'workload':<20} {'cpu eager':>10} {'inductor':>10} {'strict':>10} {'fused':>10}   "
           f"{'fused/strict':>12} {'fused/inductor':>14} {'fused/cpu':>9}")
     for name in names:
-        make = WORKLOADS[name]
-        # (column, eager mode or None for the CPU, step, sync); every column is built and warmed first, then the
-        # repeats interleave the columns, so a slow spell of a shared machine hits all of them alike
-        cols = [("cpu", None, make("cpu"), no_sync)]
-        if not a.no_inductor:
-            torch._dynamo.reset()
-            cols.append(("inductor", None, torch.compile(make("cpu")), no_sync))
-        for mode in ("strict", "fused"):
-            torchtpu.set_eager_mode(mode)
-            cols.append((mode, mode, make("tpu"), torch.tpu.synchronize))
-        times = {c[0]: [] for c in cols}
-        for col, mode, step, sync in cols:
-            if mode:
-                torchtpu.set_eager_mode(mode)
-            run_steps(step, sync, 5)  # warm-up: compiles, caches, allocator
-        for _ in range(a.repeats):
-            for col, mode, step, sync in cols:
-                if mode:
-                    torchtpu.set_eager_mode(mode)
-                times[col].append(run_steps(step, sync, a.iters))
-        torchtpu.set_eager_mode("strict")
-        res = {c: statistics.median(t) for c, t in times.items()}
-        cpu, ind = res["cpu"], res.get("inductor", float("nan"))
+        r = res[name]
+        cpu, ind = r["cpu"], r.get("inductor", float("nan"))
         us = lambda t: f"{t * 1e6:9.0f}u"  # noqa: E731
-        print(f"{name:<20} {us(cpu)} {us(ind)} {us(res['strict'])} {us(res['fused'])}   "
-              f"{res['strict'] / res['fused']:11.2f}x {ind / res['fused']:13.2f}x {cpu / res['fused']:8.2f}x")
-        sys.stdout.flush()
+        print(f"{name:<20} {us(cpu)} {us(ind)} {us(r['strict'])} {us(r['fused'])}   "
+              f"{r['strict'] / r['fused']:11.2f}x {ind / r['fused']:13.2f}x {cpu / r['fused']:8.2f}x")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
