@@ -146,9 +146,9 @@ tt_status tt_rt_stream_poll(int device, bool *done);
  *   TORCH_TPU_DEFER_AND_FUSE=1                               -> FUSED
  *   TORCHTPU_EAGER_MODE=debug | strict | fused               -> that mode
  *   TORCH_TPU_DEFER_AND_FUSE=0                               -> STRICT (Google's default mode)
- *   otherwise                                                -> FUSED (the suites pass in all three modes, and fused
- *                                                               is faster and smaller than strict; Google defaults
- *                                                               to strict)
+ *   otherwise                                                -> FUSED (the suites pass in all three modes; fused
+ *                                                               keeps no memory for intermediates and is no slower
+ *                                                               than strict; Google defaults to strict)
  * TORCH_TPU_ENABLE_DEBUG_CHECKS is accepted and changes nothing: index and bounds checks are always on. */
 #define TT_EAGER_PROCESS (-1) /* tt_rt_set_thread_eager_mode: no override, follow the process mode */
 /* The process mode. Cuts every window and waits for every device's queue first (queued errors stay for the next

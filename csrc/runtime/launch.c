@@ -270,12 +270,9 @@ tt_status tt_rt_launch(int device, tt_ir_program *program, const tt_rt_arg *args
     if (mode != TT_EAGER_DEBUG && (tt_rt_g.op_lines || tt_rt_g.log_fusion)) tt_rt_where(where, sizeof where);
     if (mode == TT_EAGER_FUSED) {
         st = tt_rt_window_record(device, program, args, n_args, results, n_results, op, where);
-        /* Not expressible in this window (a storage it already holds seen as another dtype or through a view it
-         * cannot add): the window was cut. A strided driver runs the op alone, queued behind it; an opaque one
-         * records it again, into the empty window, as strict mode does. */
-        if (st == TT_STATUS_UNSUPPORTED) {
-            if (!tt_rt_g.driver_strided) return tt_rt_window_record(device, program, args, n_args, results,
-                                                                    n_results, op, where);
+        /* not expressible even alone in a window (one storage as two dtypes within the op): a strided driver
+         * runs it as it is, queued behind the window */
+        if (st == TT_STATUS_UNSUPPORTED && tt_rt_g.driver_strided) {
             tt_rt_origins o = one_origin(op, where, obuf, sizeof obuf);
             return tt_rt_launch_queued(device, program, args, n_args, results, n_results, op, &o);
         }

@@ -38,17 +38,17 @@ static bool env_is_one(const char *name) {
 static tt_status read_mode(tt_rt_eager_mode *mode) {
     *mode = TT_EAGER_FUSED;
     const char *m = env_nonempty("TORCHTPU_EAGER_MODE");
-    if (m && strcmp(m, "debug") && strcmp(m, "strict") && strcmp(m, "fused"))
+    int named = -1;
+    for (int i = 0; m && i < TT_EAGER_MODE_COUNT; i++)
+        if (!strcmp(m, tt_rt_eager_mode_name((tt_rt_eager_mode)i))) named = i;
+    if (m && named < 0)
         return tt_error(TT_STATUS_INVALID_ARGUMENT,
                         "TORCHTPU_EAGER_MODE='%s' is not a mode (expected 'debug', 'strict' or 'fused')", m);
-    /* Google TorchTPU's variable first, then the CUDA-style name we have always accepted. */
-    if (env_is_one("TORCH_TPU_LAUNCH_BLOCKING") || env_is_one("TPU_LAUNCH_BLOCKING")) {
-        *mode = TT_EAGER_DEBUG;
-        return TT_OK;
-    }
+    /* Google TorchTPU's variables first, then ours. */
     const char *defer = env_nonempty("TORCH_TPU_DEFER_AND_FUSE");
-    if (defer && !strcmp(defer, "1")) *mode = TT_EAGER_FUSED;
-    else if (m) *mode = !strcmp(m, "debug") ? TT_EAGER_DEBUG : !strcmp(m, "strict") ? TT_EAGER_STRICT : TT_EAGER_FUSED;
+    if (env_is_one("TORCH_TPU_LAUNCH_BLOCKING") || env_is_one("TPU_LAUNCH_BLOCKING")) *mode = TT_EAGER_DEBUG;
+    else if (defer && !strcmp(defer, "1")) *mode = TT_EAGER_FUSED;
+    else if (named >= 0) *mode = (tt_rt_eager_mode)named;
     else if (defer && !strcmp(defer, "0")) *mode = TT_EAGER_STRICT; /* Google's switch, turned off explicitly */
     /* TORCH_TPU_ENABLE_DEBUG_CHECKS needs nothing: index and bounds checks always run. */
     return TT_OK;

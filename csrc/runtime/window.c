@@ -459,29 +459,41 @@ tt_status tt_rt_flush(int device, tt_rt_cut_reason reason) {
     return tt_rt_window_cut(device, (unsigned)reason < TT_RT_CUT_COUNT ? reason : TT_RT_CUT_FLUSH);
 }
 
+/* Whether the op's tensors fit beside what the window already holds. */
+static bool op_fits(tt_rt_window *w, const tt_rt_arg *args, int32_t n_args, const tt_rt_tensor *results,
+                    int32_t n_results) {
+    for (int32_t i = 0; i < n_args; i++)
+        if (args[i].kind == TT_RT_ARG_TENSOR && !view_fits(w, &args[i].tensor, false)) return false;
+    for (int32_t j = 0; j < n_results; j++)
+        if (!view_fits(w, &results[j], true)) return false;
+    /* one storage seen as two dtypes within the op (a slot keeps one) */
+    for (int32_t i = 0; i < n_args + n_results; i++) {
+        if (i < n_args && args[i].kind != TT_RT_ARG_TENSOR) continue;
+        const tt_rt_tensor *a = i < n_args ? &args[i].tensor : &results[i - n_args];
+        for (int32_t j = i + 1; j < n_args + n_results; j++) {
+            if (j < n_args && args[j].kind != TT_RT_ARG_TENSOR) continue;
+            const tt_rt_tensor *c = j < n_args ? &args[j].tensor : &results[j - n_args];
+            if (a->storage == c->storage && a->dtype != c->dtype) return false;
+        }
+    }
+    return true;
+}
+
 tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *args, int32_t n_args,
                               const tt_rt_tensor *results, int32_t n_results, const char *op, const char *where) {
     tt_rt_window *w = &tt_rt_g.windows[device];
     if (!where) where = "";
     pthread_mutex_lock(&w->mu);
-    bool fits = true;
-    for (int32_t i = 0; fits && i < n_args; i++)
-        if (args[i].kind == TT_RT_ARG_TENSOR) fits = view_fits(w, &args[i].tensor, false);
-    for (int32_t j = 0; fits && j < n_results; j++) fits = view_fits(w, &results[j], true);
-    /* one storage seen as two dtypes within the op (a slot keeps one) */
-    for (int32_t i = 0; fits && i < n_args + n_results; i++) {
-        const tt_rt_tensor *a = i < n_args ? &args[i].tensor : &results[i - n_args];
-        if (i < n_args && args[i].kind != TT_RT_ARG_TENSOR) continue;
-        for (int32_t j = i + 1; fits && j < n_args + n_results; j++) {
-            const tt_rt_tensor *c = j < n_args ? &args[j].tensor : &results[j - n_args];
-            if (j < n_args && args[j].kind != TT_RT_ARG_TENSOR) continue;
-            fits = a->storage != c->storage || a->dtype == c->dtype;
-        }
-    }
-    if (!fits) {
+    if (!op_fits(w, args, n_args, results, n_results)) {
+        /* Not beside what the window holds (a storage it has seen as another dtype, a view it cannot add): cut,
+         * and the op starts the next window, as in strict mode, unless it does not fit even alone. */
         tt_status st = cut_locked(device, w, TT_RT_CUT_VIEW, where);
-        pthread_mutex_unlock(&w->mu);
-        return st == TT_OK ? tt_error(TT_STATUS_UNSUPPORTED, "%s: not expressible in a window", op) : st;
+        if (st == TT_OK && !op_fits(w, args, n_args, results, n_results))
+            st = tt_error(TT_STATUS_UNSUPPORTED, "%s: not expressible in a window", op);
+        if (st != TT_OK) {
+            pthread_mutex_unlock(&w->mu);
+            return st;
+        }
     }
     /* The op is kept (its program retained, its args copied) and only its bookkeeping done now: the program is
      * built at the cut, and only when the window's trace is new. */
