@@ -11,10 +11,16 @@ and optimizer state included); PyTorch CPU eager keeps no allocator statistics, 
 counting allocator wrapped around PyTorch's CPU allocator (torchtpu._C.cpu_memory_track), added to the bytes of
 the storages alive before the step (parameters, buffers, gradients, optimizer state, the batch): tensor bytes on
 both sides. Run on a quiet machine; the load average is printed.
+
+The PyTorch CPU column and the tpu columns run in two child processes (as in bench/fusion.py): PyTorch's OpenMP
+workers spin-wait on both cores for a while after every CPU op and, in one process, take the cores from the tpu
+columns' threads.
 """
 import argparse
 import copy
+import json
 import os
+import subprocess
 import sys
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -56,35 +62,35 @@ def gpt_case(args):
         step()  # creates the optimizer state and the gradients: what every later step starts from
         return model, opt, step
 
-    rows = []
-    model, opt, step = make("cpu")
-    cpu_ms = median_ms(step, args.repeats, warmup=2)
-    res, peaks, cuts = {}, {}, {}
-    # CPU eager's peak, counted as the tpu allocator counts: the storages alive before the step (parameters,
-    # gradients, optimizer state, buffers, the batch) plus the most that the step's own allocations held at once
-    held = [*model.parameters(), *model.buffers(), idx, tgt]  # .to("cpu") of a CPU tensor is the tensor
-    held += [p.grad for p in model.parameters() if p.grad is not None]
-    held += [t for st in opt.state.values() for t in st.values() if torch.is_tensor(t)]
-    resident = sum({t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in held}.values())
-    torchtpu._C.cpu_memory_track(True)
-    try:
-        step()
-    finally:
-        torchtpu._C.cpu_memory_track(False)
-    peaks["cpu"] = resident + torchtpu._C.cpu_memory_peak()
+    shape = f"{cfg.n_layer}L d{cfg.n_embd} 8x{cfg.block_size}"
+    if args.group == "cpu":
+        model, opt, step = make("cpu")
+        cpu_ms = median_ms(step, args.repeats, warmup=2)
+        # CPU eager's peak, counted as the tpu allocator counts: the storages alive before the step (parameters,
+        # gradients, optimizer state, buffers, the batch) plus the most that the step's own allocations held at once
+        held = [*model.parameters(), *model.buffers(), idx, tgt]  # .to("cpu") of a CPU tensor is the tensor
+        held += [p.grad for p in model.parameters() if p.grad is not None]
+        held += [t for st in opt.state.values() for t in st.values() if torch.is_tensor(t)]
+        resident = sum({t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in held}.values())
+        torchtpu._C.cpu_memory_track(True)
+        try:
+            step()
+        finally:
+            torchtpu._C.cpu_memory_track(False)
+        return {"shape": shape, "cpu": cpu_ms, "peak cpu": resident + torchtpu._C.cpu_memory_peak()}
+    out = {"shape": shape}
     for mode in ("strict", "fused"):
         torchtpu.set_eager_mode(mode)
         model, opt, step = make("tpu")
-        res[mode] = median_ms(step, args.repeats, warmup=2)
+        out[mode] = median_ms(step, args.repeats, warmup=2)
         torch.tpu.synchronize()
         torch.tpu.reset_peak_memory_stats()
         torchtpu.reset_metrics()
         step()
-        peaks[mode] = torch.tpu.max_memory_allocated()
-        cuts[mode] = torchtpu.metrics()["cuts"]
+        out["peak " + mode] = torch.tpu.max_memory_allocated()
+        out["cuts " + mode] = torchtpu.metrics()["cuts"]
         del model, opt, step
-    rows.append(("gpt train step", f"{cfg.n_layer}L d{cfg.n_embd} 8x{cfg.block_size}", cpu_ms, res))
-    return rows, peaks, cuts["fused"]
+    return out
 
 
 def minilm_case(args):
@@ -97,19 +103,18 @@ def minilm_case(args):
     d = model_dir()
     tok = AutoTokenizer.from_pretrained(d)
     cpu_model = AutoModel.from_pretrained(d).eval()
-    tpu_model = copy.deepcopy(cpu_model).to("tpu")
-    rows = []
     with torch.no_grad():
         enc = dict(tok(SENTENCES, padding=True, return_tensors="pt"))
+        out = {"shape": "x".join(str(s) for s in enc["input_ids"].shape)}
+        if args.group == "cpu":
+            out["cpu"] = median_ms(lambda: embed(cpu_model, enc), args.repeats, warmup=2)
+            return out
+        tpu_model = copy.deepcopy(cpu_model).to("tpu")
         enc_tpu = {k: v.to("tpu") for k, v in enc.items()}
-        cpu_ms = median_ms(lambda: embed(cpu_model, enc), args.repeats, warmup=2)
-        res = {}
         for mode in ("strict", "fused"):
             torchtpu.set_eager_mode(mode)
-            res[mode] = median_ms(lambda: embed(tpu_model, enc_tpu).cpu(), args.repeats, warmup=2)
-        shape = "x".join(str(s) for s in enc["input_ids"].shape)
-        rows.append(("minilm forward", shape, cpu_ms, res))
-    return rows
+            out[mode] = median_ms(lambda: embed(tpu_model, enc_tpu).cpu(), args.repeats, warmup=2)
+    return out
 
 
 def main(argv=None):
@@ -117,31 +122,42 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (default: the tpu host pool's)")
     ap.add_argument("--skip-minilm", action="store_true")
+    ap.add_argument("--group", choices=["cpu", "tpu"], help=argparse.SUPPRESS)  # a child process's share
     args = ap.parse_args(argv)
     import warnings
 
     warnings.filterwarnings("ignore", message="torchtpu: operator")
     torch.set_num_threads(args.threads or torchtpu._C.host_num_threads())
     torchtpu._C.set_precision(3)  # exact f32 matmuls, as PyTorch CPU's
-    old = torchtpu.get_eager_mode()
+    if args.group:
+        res = {} if args.skip_minilm else {"minilm forward": minilm_case(args)}
+        res["gpt train step"] = gpt_case(args)
+        print(json.dumps(res))
+        return 0
     print(f"torch {torch.__version__}, {torch.tpu.get_device_name()}, torch CPU threads {torch.get_num_threads()}, "
           f"tpu host threads {torchtpu._C.host_num_threads()}, load average {os.getloadavg()[0]:.2f}")
-    print(f"median of {args.repeats} warm runs, milliseconds; matmuls in exact f32 on both sides\n")
+    print(f"median of {args.repeats} warm runs, milliseconds; matmuls in exact f32 on both sides; CPU and tpu "
+          "columns in separate processes\n")
+    res = {}
+    for group in ("cpu", "tpu"):
+        cmd = [sys.executable, os.path.abspath(__file__), "--group", group, "--repeats", str(args.repeats),
+               "--threads", str(torch.get_num_threads())] + (["--skip-minilm"] if args.skip_minilm else [])
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        for name, cols in json.loads(out.strip().splitlines()[-1]).items():
+            res.setdefault(name, {}).update(cols)
     hdr = (f"{'model':<16} {'shape':>14} {'cpu':>8} {'strict':>8} {'fused':>8} | {'fused/strict':>12} "
            f"{'strict/cpu':>10} {'fused/cpu':>9}")
     print(hdr)
     print("-" * len(hdr))
-    rows = [] if args.skip_minilm else minilm_case(args)
-    gpt_rows, peaks, gpt_cuts = gpt_case(args)
-    for name, shape, cpu_ms, res in rows + gpt_rows:
-        print(f"{name:<16} {shape:>14} {cpu_ms:8.1f} {res['strict']:8.1f} {res['fused']:8.1f} | "
-              f"{res['strict'] / res['fused']:11.2f}x {cpu_ms / res['strict']:9.2f}x {cpu_ms / res['fused']:8.2f}x")
-    print(f"\ngpt train step peak memory: cpu eager {peaks['cpu'] / MiB:.1f} MiB, strict {peaks['strict'] / MiB:.1f} "
-          f"MiB, fused {peaks['fused'] / MiB:.1f} MiB (fused/strict {peaks['fused'] / peaks['strict']:.2f}x, "
-          f"fused/cpu {peaks['fused'] / peaks['cpu']:.2f}x)")
-    print(f"gpt train step cuts in fused mode (one step): {gpt_cuts}")
+    for name, r in res.items():
+        print(f"{name:<16} {r['shape']:>14} {r['cpu']:8.1f} {r['strict']:8.1f} {r['fused']:8.1f} | "
+              f"{r['strict'] / r['fused']:11.2f}x {r['cpu'] / r['strict']:9.2f}x {r['cpu'] / r['fused']:8.2f}x")
+    g = res["gpt train step"]
+    pc, ps, pf = g["peak cpu"], g["peak strict"], g["peak fused"]
+    print(f"\ngpt train step peak memory: cpu eager {pc / MiB:.1f} MiB, strict {ps / MiB:.1f} MiB, fused "
+          f"{pf / MiB:.1f} MiB (fused/strict {pf / ps:.2f}x, fused/cpu {pf / pc:.2f}x)")
+    print(f"gpt train step cuts in fused mode (one step): {g['cuts fused']}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
-    torchtpu.set_eager_mode(old)
     return 0
 
 

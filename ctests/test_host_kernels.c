@@ -646,6 +646,23 @@ static void *concurrent_caller(void *arg) {
     return NULL;
 }
 
+/* Jobs after naps (the workers asleep: a late one finds the job closed and must not touch it) and back to back
+ * (a worker may join the next one): every index once per job, nothing after a job returned (its state is freed). */
+static void test_parallel_for_with_sleeping_and_late_workers(void) {
+    for (int r = 0; r < 300; r++) {
+        if (r % 3 == 0) nanosleep(&(struct timespec){0, 200 * 1000}, NULL);
+        cover *c = calloc(1, sizeof *c);
+        c->hits = calloc(64, sizeof *c->hits);
+        atomic_init(&c->calls, 0);
+        tt_host_parallel_for(64, 1, cover_fn, c);
+        int bad = 0;
+        for (int j = 0; j < 64; j++) bad += atomic_load(&c->hits[j]) != 1;
+        TT_CHECK(bad == 0);
+        free(c->hits);
+        free(c);
+    }
+}
+
 static void test_parallel_for_from_two_threads_at_once(void) {
     cover c[2];
     pthread_t t[2];
@@ -734,6 +751,7 @@ int main(void) {
         {"reduce_window identities, NaN and bool", test_reduce_window_identities_nan_and_bool},
         {"parallel_for covers every index exactly once", test_parallel_for_covers_every_index_exactly_once},
         {"parallel_for nested calls run inline", test_parallel_for_nested_calls_run_inline},
+        {"parallel_for with sleeping and late workers", test_parallel_for_with_sleeping_and_late_workers},
         {"parallel_for from two threads at once", test_parallel_for_from_two_threads_at_once},
         {"parallel_for in a forked child does not hang", test_parallel_for_in_a_forked_child_does_not_hang},
         {"cpu features string is well formed", test_cpu_features_string_is_well_formed},

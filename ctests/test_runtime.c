@@ -27,9 +27,10 @@ static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool gate_closed;
-    int executed, compiled, fail_at, live_buffers, live_exes;
+    int executed, compiled, fail_at, live_buffers, live_exes, entered;
     size_t limit, in_use;
-} fk = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0, 0, 0, 0, 0, 0, 0};
+    pthread_t exec_thread; /* the thread that entered the last execution */
+} fk = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 static int fk_get(int *field) {
     pthread_mutex_lock(&fk.mu);
@@ -114,6 +115,8 @@ static tt_status fk_execute(void *ctx, int device, tt_executable *e, const tt_ex
                             const tt_exec_arg *res, int32_t n_res) {
     (void)ctx, (void)device, (void)n_args, (void)n_res;
     pthread_mutex_lock(&fk.mu);
+    fk.entered++;
+    fk.exec_thread = pthread_self();
     while (fk.gate_closed) pthread_cond_wait(&fk.cv, &fk.mu);
     int k = ++fk.executed;
     bool fail = fk.fail_at == k;
@@ -143,7 +146,7 @@ static uint64_t fk_caps(void *ctx) { return (void)ctx, TT_DRIVER_CAP_STRIDED_VIE
 static void fake_start(int n, tt_rt_eager_mode mode) {
     pthread_mutex_lock(&fk.mu);
     fk.gate_closed = false;
-    fk.executed = fk.compiled = fk.fail_at = 0;
+    fk.executed = fk.compiled = fk.fail_at = fk.entered = 0;
     fk.limit = 0;
     pthread_mutex_unlock(&fk.mu);
     tt_driver *d = calloc(1, sizeof *d);
@@ -806,6 +809,44 @@ static void the_ring_wraps_many_times_keeping_writes_and_launches_in_order(void)
     fake_stop();
 }
 
+static bool ran_here(void) {
+    pthread_mutex_lock(&fk.mu);
+    bool here = pthread_equal(fk.exec_thread, pthread_self());
+    pthread_mutex_unlock(&fk.mu);
+    return here;
+}
+
+/* Small work queued while the worker sleeps is run by the sync that waits for it, on its own thread (no wake-up
+ * there and back); work nobody waits for still runs on the worker, and the worker takes over after a sync. */
+static void a_sync_runs_small_queued_work_itself_and_the_worker_the_rest(void) {
+    fake_start(1, TT_EAGER_STRICT);
+    float a[2] = {1, 1}, o[2];
+    tt_rt_storage *x = new_vec(0, a, 2), *z = new_vec(0, NULL, 2);
+    tt_ir_program *p = add_program(2), *p3 = add_program(3);
+    TT_CHECK_OK(launch_add(0, p, x, x, z, 2, "aten::add.Tensor")); /* timed: now known to be cheap */
+    TT_CHECK_OK(tt_rt_synchronize(0));
+    struct timespec nap = {0, 5 * 1000 * 1000};
+    nanosleep(&nap, NULL); /* the worker is asleep now */
+    for (int k = 0; k < 3; k++) TT_CHECK_OK(launch_add(0, p, x, z, z, 2, "aten::add_.Tensor"));
+    TT_CHECK(fk_get(&fk.executed) == 1); /* cheap: left for the sync */
+    TT_CHECK_OK(tt_rt_synchronize(0));
+    TT_CHECK(fk_get(&fk.executed) == 4 && ran_here());
+    TT_CHECK_OK(tt_rt_read(z, 0, o, sizeof o));
+    TT_CHECK(o[0] == 5 && o[1] == 5);
+    /* a program never timed counts as costly: it wakes the worker, which runs it while nobody waits */
+    tt_rt_storage *x3 = new_vec(0, NULL, 3), *z3 = new_vec(0, NULL, 3);
+    fk_gate(true);
+    TT_CHECK_OK(launch_add(0, p3, x3, x3, z3, 3, "aten::add.Tensor"));
+    while (fk_get(&fk.entered) < 5) nanosleep(&(struct timespec){0, 100000}, NULL);
+    TT_CHECK(!ran_here());
+    fk_gate(false);
+    TT_CHECK_OK(tt_rt_synchronize(0));
+    TT_CHECK(fk_get(&fk.executed) == 5);
+    tt_ir_program_destroy(p), tt_ir_program_destroy(p3);
+    tt_rt_storage_release(x), tt_rt_storage_release(z), tt_rt_storage_release(x3), tt_rt_storage_release(z3);
+    fake_stop();
+}
+
 static void *sync_loop(void *arg) {
     (void)arg;
     for (int k = 0; k < 200; k++)
@@ -1438,6 +1479,8 @@ int main(void) {
          launches_with_many_tensors_and_long_names_queue_and_fail_by_name},
         {"the ring wraps many times keeping writes and launches in order",
          the_ring_wraps_many_times_keeping_writes_and_launches_in_order},
+        {"a sync runs small queued work itself and the worker the rest",
+         a_sync_runs_small_queued_work_itself_and_the_worker_the_rest},
         {"small ops run by the next sync and concurrent syncs all return",
          small_ops_run_by_the_next_sync_and_concurrent_syncs_all_return},
         {"producers that sync while others launch never hang", producers_that_sync_while_others_launch_never_hang},

@@ -114,6 +114,8 @@ typedef struct tt_rt_stream {
     _Atomic int64_t deferred_ns; /* estimated work published while the worker sleeps and nobody woke it */
     /* written by the worker: */
     _Alignas(64) _Atomic uint64_t deq; /* tickets below it are done (run, references released) */
+    _Atomic int running;        /* someone (the worker or a waiting thread) runs the item at deq: the one consumer */
+    tt_rt_poison *failure;      /* the error items are skipped for (under the running role) */
     _Alignas(64) pthread_mutex_t mu;
     pthread_cond_t cv_work, cv_space, cv_idle;
     bool stop;

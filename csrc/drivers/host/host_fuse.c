@@ -454,7 +454,7 @@ static void splat(tt_host_class c, const void *one, int64_t m, void *dst) {
     }
 }
 
-static void bcast_tile(const fstep *s, tt_host_class c, const char *src, int64_t off, int64_t m, char *dst) {
+TT_HOST_VEC_CLONES static void bcast_tile(const fstep *s, tt_host_class c, const char *src, int64_t off, int64_t m, char *dst) {
     size_t es = tt_dtype_size(s->in_dt), cs = class_size(c);
     int32_t r = s->rank;
     int64_t idx[TT_MAX_RANK], rem = off;
@@ -496,7 +496,7 @@ typedef struct fjob {
 } fjob;
 
 /* One tile; first: the part's first tile (splat buffers are filled then and kept). */
-static void run_tile(const fjob *j, char *part, int64_t off, int64_t m, bool first) {
+TT_HOST_VEC_CLONES static void run_tile(const fjob *j, char *part, int64_t off, int64_t m, bool first) {
     const fgroup *g = j->g;
     const tt_ir_program *p = j->p;
     char *tmp = part + (size_t)g->n_bufs * TILE * 8;

@@ -164,6 +164,12 @@ static void split_row(const float *src, int64_t stride, int64_t n, bool exact, b
  * expanded [MR][chunk * T] scratch, then interleaved with contiguous writes. */
 static void pack_a(const gemm_f32_job *g, const float *A, int64_t m0, void *dst) {
     bool bf = g->kern == KERN_BF16, exact = g->ta[0] == PART_EXACT, hi_only = g->T == 1;
+    if (exact && !bf && g->a_rs == 1 && g->M - m0 >= MR) {
+        /* A stored transposed (x.t() @ y, every weight gradient): a panel's MR values of one k are contiguous */
+        float *d = dst;
+        for (int64_t k = 0; k < g->K; k++) memcpy(d + k * MR, A + m0 + k * g->a_cs, MR * sizeof(float));
+        return;
+    }
     float part[3][SPLIT_CHUNK];
     uint32_t ex[MR][SPLIT_CHUNK * 6 + 2];
     float *df = dst;

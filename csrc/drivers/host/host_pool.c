@@ -2,8 +2,9 @@
  *
  * One pool per process, created on first use (pthread_once) with (online CPUs - 1) workers, or
  * TORCHTPU_NUM_THREADS - 1 when that is set (it counts the calling thread too). A parallel_for wakes every
- * worker, everyone (caller included) grabs chunks from a shared atomic counter, and the caller waits until all
- * workers have left the job. A worker that finishes looks for the next job for a few microseconds before it sleeps
+ * worker, everyone (caller included) grabs chunks from a shared atomic counter; when the caller has no chunk
+ * left it closes the job and waits only for the workers that joined it (a worker still waking up finds it closed:
+ * on a VM a wake-up can take longer than the whole job, and the caller used to wait for it). A worker that finishes looks for the next job for a few microseconds before it sleeps
  * (and the caller for the workers before it sleeps): a program's parallel nodes come back to back, and a futex
  * wake-up per node cost about as much as a small node's work. Longer spins would take a core from Python's thread. Only one job runs at a time: a second concurrent caller, or any call made from
  * inside a pool task, simply runs inline, so nothing can deadlock.
@@ -41,7 +42,7 @@ static struct {
     pthread_mutex_t submit;   /* one job at a time; others run inline */
     pool_job *job;
     _Atomic uint64_t gen;
-    _Atomic int remaining;    /* workers still inside the current job */
+    _Atomic int remaining;    /* workers that joined the current job and have not left it */
     int sleepers;             /* workers waiting on wake (under lock) */
     bool submitter_waits;     /* the submitter waits on done (under lock) */
     int n_workers;
@@ -107,8 +108,10 @@ static void *pool_worker(void *arg) {
             pool.sleepers--;
         }
         seen = atomic_load(&pool.gen);
-        pool_job *job = pool.job;
+        pool_job *job = pool.job; /* NULL: closed before this worker came */
+        if (job) atomic_fetch_add(&pool.remaining, 1);
         pthread_mutex_unlock(&pool.lock);
+        if (!job) continue;
         pool_run_chunks(job);
         pthread_mutex_lock(&pool.lock);
         if (atomic_fetch_sub(&pool.remaining, 1) == 1 && pool.submitter_waits) pthread_cond_signal(&pool.done);
@@ -172,7 +175,7 @@ void tt_host_parallel_for(int64_t n, int64_t grain, tt_host_range_fn fn, void *u
 
     pthread_mutex_lock(&pool.lock);
     pool.job = &job;
-    atomic_store(&pool.remaining, pool.n_workers);
+    atomic_store(&pool.remaining, 0);
     atomic_fetch_add(&pool.gen, 1);
     if (pool.sleepers) pthread_cond_broadcast(&pool.wake); /* spinning workers see gen move by themselves */
     pthread_mutex_unlock(&pool.lock);
@@ -181,6 +184,9 @@ void tt_host_parallel_for(int64_t n, int64_t grain, tt_host_range_fn fn, void *u
     pool_run_chunks(&job);
     pool_in_task = 0;
 
+    pthread_mutex_lock(&pool.lock); /* closed: no worker joins from now on; the job may go once the joined left */
+    pool.job = NULL;
+    pthread_mutex_unlock(&pool.lock);
     if (!pool_spin(workers_left, 0)) {
         pthread_mutex_lock(&pool.lock);
         pool.submitter_waits = true;
@@ -188,9 +194,6 @@ void tt_host_parallel_for(int64_t n, int64_t grain, tt_host_range_fn fn, void *u
         pool.submitter_waits = false;
         pthread_mutex_unlock(&pool.lock);
     }
-    pthread_mutex_lock(&pool.lock); /* the workers are out of the job: it may go */
-    pool.job = NULL;
-    pthread_mutex_unlock(&pool.lock);
     pthread_mutex_unlock(&pool.submit);
 }
 
