@@ -17,7 +17,6 @@ than fused: strict measured 1.6-2x slower next to them, which made fused/strict 
 import argparse
 import json
 import os
-import subprocess
 import statistics
 import sys
 import time
@@ -25,6 +24,7 @@ import time
 import torch
 
 import torchtpu
+from timing import run_groups
 
 
 def gelu_mlp(dev):
@@ -136,14 +136,8 @@ def main():
         return
     print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}; torch threads "
           f"{torch.get_num_threads()}, host driver threads {torchtpu._C.host_num_threads()}")
-    res = {n: {} for n in names}
-    for group in ("cpu", "tpu"):
-        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--group", group, "--only", ",".join(names),
-                              "--repeats", str(a.repeats), "--iters", str(a.iters)] +
-                             (["--no-inductor"] if a.no_inductor else []),
-                             capture_output=True, text=True, check=True).stdout
-        for n, cols in json.loads(out.strip().splitlines()[-1]).items():
-            res[n].update(cols)
+    res = run_groups(os.path.abspath(__file__), ("cpu", "tpu"), ["--only", ",".join(names), "--repeats",
+                     str(a.repeats), "--iters", str(a.iters)] + (["--no-inductor"] if a.no_inductor else []))
     print(f"{'workload':<20} {'cpu eager':>10} {'inductor':>10} {'strict':>10} {'fused':>10}   "
           f"{'fused/strict':>12} {'fused/inductor':>14} {'fused/cpu':>9}")
     for name in names:

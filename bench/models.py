@@ -20,7 +20,6 @@ import argparse
 import copy
 import json
 import os
-import subprocess
 import sys
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -30,7 +29,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import torch  # noqa: E402
 
 import torchtpu  # noqa: E402
-from timing import median_ms  # noqa: E402
+from timing import median_ms, run_groups  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
@@ -138,13 +137,8 @@ def main(argv=None):
           f"tpu host threads {torchtpu._C.host_num_threads()}, load average {os.getloadavg()[0]:.2f}")
     print(f"median of {args.repeats} warm runs, milliseconds; matmuls in exact f32 on both sides; CPU and tpu "
           "columns in separate processes\n")
-    res = {}
-    for group in ("cpu", "tpu"):
-        cmd = [sys.executable, os.path.abspath(__file__), "--group", group, "--repeats", str(args.repeats),
-               "--threads", str(torch.get_num_threads())] + (["--skip-minilm"] if args.skip_minilm else [])
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-        for name, cols in json.loads(out.strip().splitlines()[-1]).items():
-            res.setdefault(name, {}).update(cols)
+    res = run_groups(os.path.abspath(__file__), ("cpu", "tpu"), ["--repeats", str(args.repeats), "--threads",
+                     str(torch.get_num_threads())] + (["--skip-minilm"] if args.skip_minilm else []))
     hdr = (f"{'model':<16} {'shape':>14} {'cpu':>8} {'strict':>8} {'fused':>8} | {'fused/strict':>12} "
            f"{'strict/cpu':>10} {'fused/cpu':>9}")
     print(hdr)

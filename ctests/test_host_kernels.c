@@ -238,6 +238,68 @@ static void test_dot_column_blocks_with_transposed_weights_and_ragged_edges(void
     }
 }
 
+/* The small one-pass GEMM against the definition: each C element the in-order fma chain over k of the (rounded)
+ * operands, bit for bit, for ragged widths (every tile shape and mask), row tails, transposed and strided operands,
+ * DEFAULT's bf16 rounding, at every ISA; and through tt_host_gemm_f32 equal to the packed blocked path's bits when
+ * K fits one k slice (exact f32: one problem batched small vs the same problem alone and large enough to block). */
+tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A, int64_t a_bs,
+                           int64_t a_rs, int64_t a_cs, const float *B, int64_t b_bs, int64_t b_rs, int64_t b_cs,
+                           float *C, int64_t c_bs, int64_t ldc, tt_precision prec);
+
+static void test_small_gemm_is_the_fma_chain_at_every_isa(void) {
+    static const char *isas[] = {"portable", "avx2", "avx512f", ""};
+    static const int64_t shapes[][3] = {{1, 1, 1}, {14, 32, 14}, {14, 14, 32}, {9, 7, 17}, {8, 20, 33},
+                                        {5, 3, 64}, {13, 40, 70}, {64, 64, 32}, {3, 256, 63}};
+    for (int is = 0; is < 4; is++) {
+        if (*isas[is]) setenv("TORCHTPU_HOST_ISA", isas[is], 1);
+        else unsetenv("TORCHTPU_HOST_ISA");
+        for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
+            for (int variant = 0; variant < 4; variant++) {
+                int64_t M = shapes[c][0], K = shapes[c][1], N = shapes[c][2];
+                bool bt = variant & 1, rounded = variant & 2; /* B stored [N, K]; DEFAULT's bf16 operands */
+                float *A = alloc_fill(TT_F32, M * K * 2, 2.0), *B = alloc_fill(TT_F32, K * N, 2.0);
+                float *C = calloc((size_t)(M * (N + 3)), sizeof *C);
+                /* A read with a column stride of 2 (every other element), C with a row stride of N + 3 */
+                tt_host_small_gemm g = {.M = M, .N = N, .K = K, .A = A, .a_rs = 2 * K, .a_cs = 2, .B = B,
+                                        .b_rs = bt ? 1 : N, .b_cs = bt ? K : 1, .C = C, .ldc = N + 3,
+                                        .round_a = rounded, .round_b = rounded};
+                TT_CHECK_OK(tt_host_gemm_f32_small(&g));
+                int bad = 0;
+                for (int64_t i = 0; i < M; i++)
+                    for (int64_t j = 0; j < N; j++) {
+                        float acc = 0.0f;
+                        for (int64_t k = 0; k < K; k++) {
+                            float a = A[i * 2 * K + 2 * k], b = B[bt ? j * K + k : k * N + j];
+                            if (rounded) a = tt_host_bf16_round(a), b = tt_host_bf16_round(b);
+                            acc = fmaf(a, b, acc);
+                        }
+                        if (memcmp(&acc, &C[i * (N + 3) + j], 4) != 0 && bad++ < 3)
+                            fprintf(stderr, "  isa %s %lldx%lldx%lld v%d C[%lld,%lld] = %a want %a\n", isas[is],
+                                    (long long)M, (long long)K, (long long)N, variant, (long long)i, (long long)j,
+                                    C[i * (N + 3) + j], acc);
+                    }
+                TT_CHECK(bad == 0);
+                free(A);
+                free(B);
+                free(C);
+            }
+    }
+    unsetenv("TORCHTPU_HOST_ISA");
+    tt_host_small_gemm too_big = {.M = 1, .N = 200, .K = 100, .b_cs = 100, .b_rs = 1};
+    TT_CHECK(tt_host_gemm_f32_small(&too_big) != TT_OK);
+    tt_clear_error();
+    /* small path (batched 64 x 100 x 40) vs blocked path (the same rows stacked: 256 x 100 x 40) */
+    float *A = alloc_fill(TT_F32, 256 * 100, 1.0), *B = alloc_fill(TT_F32, 100 * 40, 1.0);
+    float *Cs = calloc(256 * 40, sizeof *Cs), *Cb = calloc(256 * 40, sizeof *Cb);
+    TT_CHECK_OK(tt_host_gemm_f32(4, 64, 40, 100, A, 64 * 100, 100, 1, B, 0, 40, 1, Cs, 64 * 40, 40, TT_PRECISION_FP32));
+    TT_CHECK_OK(tt_host_gemm_f32(1, 256, 40, 100, A, 0, 100, 1, B, 0, 40, 1, Cb, 0, 40, TT_PRECISION_FP32));
+    TT_CHECK(memcmp(Cs, Cb, 256 * 40 * sizeof *Cs) == 0);
+    free(A);
+    free(B);
+    free(Cs);
+    free(Cb);
+}
+
 static void test_dot_every_isa_gives_the_same_numerics(void) {
     static const char *isas[] = {"portable", "avx2", "avx512f"};
     dot_case c = {2, 2, {40, 300}, {300, 70}, 0, 1, {0}, {1}, {0}, {0}};
@@ -728,6 +790,7 @@ int main(void) {
         {"dot_general blocked path with ragged edges", test_dot_blocked_path_with_ragged_edges},
         {"dot_general reads transposed layouts in place", test_dot_reads_transposed_layouts_in_place},
         {"dot: column blocks, transposed weights, ragged edges", test_dot_column_blocks_with_transposed_weights_and_ragged_edges},
+        {"small gemm: the fma chain at every isa, the blocked path's bits", test_small_gemm_is_the_fma_chain_at_every_isa},
         {"dot_general: every ISA gives the same numerics", test_dot_every_isa_gives_the_same_numerics},
         {"dot_general bf16 and f16 operands with wider and narrow results",
          test_dot_bf16_and_f16_operands_with_wider_and_narrow_results},

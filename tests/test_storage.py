@@ -272,7 +272,8 @@ def test_reading_a_lazy_clone_does_not_copy_it():
     for r in reads:
         r.cpu()
     assert torch._C._is_cow_tensor(lz) and torch._C._is_cow_tensor(x) and torch._C._is_cow_tensor(idx)
-    assert torch.equal(reads[0].cpu(), want.exp() + want) and torch.equal(reads[2], want)
+    torch.testing.assert_close(reads[0].cpu(), want.exp() + want)  # exp within an ulp of the CPU's, not bit-equal
+    assert torch.equal(reads[2], want)
     assert torch.equal(reads[3].cpu(), want[[0, 2, 4]])
     lz.add_(1)  # a write copies
     assert not torch._C._is_cow_tensor(lz)

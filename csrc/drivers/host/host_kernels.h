@@ -11,6 +11,8 @@
 #include "tt_driver.h"
 #include "tt_ir.h"
 
+#include <string.h>
+
 /* The hot typed loops are built for several x86-64 levels and the loader picks one for the CPU (baseline x86-64
  * is SSE2: 4 lanes; v3 adds AVX2 and FMA, so an explicit fmaf vectorizes; v4 AVX-512). The loops are IEEE
  * arithmetic without contraction (-std=c11), so every clone gives the same bits; only the speed differs. */
@@ -61,6 +63,32 @@ int tt_host_cpu_has(const char *feature);
 #define TT_GEMM_NR 32
 enum { TT_GEMM_KERN_PORTABLE, TT_GEMM_KERN_AVX2, TT_GEMM_KERN_AVX512, TT_GEMM_KERN_BF16 };
 void tt_host_gemm_micro(int kern, int64_t kc, const void *a, const void *b, float *c, int64_t ldc, int accum);
+
+/* One batch entry of a one-pass f32 GEMM too small to pack (host_matmul_small.c): C = A . B with A read as
+ * A[i*a_rs + k*a_cs], B as B[k*b_rs + j*b_cs], operands rounded to bf16 where round_a / round_b (DEFAULT) or exact
+ * (FP32); each C element the in-order fma chain over k. K*N <= TT_HOST_SMALL_GEMM_B unless B's rows are contiguous
+ * and unrounded. */
+#define TT_HOST_SMALL_GEMM_B 16384
+typedef struct tt_host_small_gemm {
+    int64_t M, N, K;
+    const float *A;
+    int64_t a_rs, a_cs;
+    const float *B;
+    int64_t b_rs, b_cs;
+    float *C;
+    int64_t ldc;
+    bool round_a, round_b;
+} tt_host_small_gemm;
+tt_status tt_host_gemm_f32_small(const tt_host_small_gemm *s); /* an error if B does not fit */
+/* Round to the nearest bf16 (ties to even; NaN stays a quiet NaN), returned as an f32 value. */
+static inline float tt_host_bf16_round(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u, q = (u | 0x00400000u) & 0xffff0000u;
+    u = (u & 0x7fffffffu) > 0x7f800000u ? q : r;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
 
 /* Thread pool: runs fn over [0, n) split into chunks of at least grain, on all worker threads plus the caller.
  * Runs inline when n <= grain or when called from inside a pool task. */

@@ -16,8 +16,9 @@
  *   many as a multiple of the thread count) give every thread work, each task takes one column block, packs its
  *   B columns into NR-column panels one KC slice of k' at a time (transposing 16 x 16 tiles in registers when B is
  *   a weight stored [N, K]) and runs all of A against the slice while it is in L2; otherwise B is packed whole
- *   and the tasks are MC x NC tiles. An MR x NR register tile kernel walks the panels. Tiny problems skip packing
- *   and the pool entirely.
+ *   and the tasks are MC x NC tiles. An MR x NR register tile kernel walks the panels. Small problems skip packing:
+ *   one-pass ones up to SMALL_WORK per batch entry (host_matmul_small.c, register tiles over B in place), the
+ *   multi-term ones up to 16384; batch entries spread over the pool.
  */
 #include "host_kernels.h"
 
@@ -43,6 +44,7 @@ tt_status tt_host_gemm_i64(int64_t batch, int64_t M, int64_t N, int64_t K, const
 #define MC 128
 #define NC 256
 #define KC 256 /* along the expanded k' axis; even, so bf16 pairs never straddle slices */
+#define SMALL_WORK 262144 /* multiply-adds per batch entry below which one-pass GEMMs skip packing */
 
 enum { PART_HI, PART_MID, PART_LO, PART_EXACT };
 enum { KERN_PORTABLE = TT_GEMM_KERN_PORTABLE, KERN_AVX2 = TT_GEMM_KERN_AVX2, KERN_AVX512 = TT_GEMM_KERN_AVX512,
@@ -64,13 +66,7 @@ static inline float u2f(uint32_t u) {
     memcpy(&f, &u, sizeof f);
     return f;
 }
-/* Round to the nearest bf16 (ties to even), returned as an f32 value. */
-static inline float bf16_round(float x) {
-    uint32_t u = f2u(x);
-    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    uint32_t q = (u | 0x00400000u) & 0xffff0000u; /* NaN stays a quiet NaN */
-    return u2f((u & 0x7fffffffu) > 0x7f800000u ? q : r);
-}
+#define bf16_round tt_host_bf16_round
 static inline float split_part(float x, int part) {
     if (part == PART_EXACT) return x;
     float hi = bf16_round(x);
@@ -235,6 +231,10 @@ static void pack_b_rows(const gemm_f32_job *g, int64_t bi, int64_t k0, int64_t k
             for (int64_t c0 = c_lo; c0 < c_hi; c0 += NR) {
                 float *dst = g->pb + (bi * g->n_panels + c0 / NR) * NR * g->kw + k * NR;
                 int64_t nc = c_hi - c0 < NR ? c_hi - c0 : NR;
+                if (nc == NR) { /* a constant size: inlined vector moves, not a libc call per 128 bytes */
+                    memcpy(dst, B + k * g->b_rs + c0, NR * sizeof *dst);
+                    continue;
+                }
                 memcpy(dst, B + k * g->b_rs + c0, (size_t)nc * sizeof *dst);
                 for (int64_t j = nc; j < NR; j++) dst[j] = 0.0f;
             }
@@ -420,7 +420,7 @@ static void gemm_f32_cols(void *user, int64_t t0, int64_t t1) {
     }
 }
 
-/* Small problems: no packing, no pool. Same terms, so the same numerics up to accumulation order. */
+/* Small problems, any number of terms: no packing. Same terms, so the same numerics up to accumulation order. */
 static void gemm_f32_small(const gemm_f32_job *g, int64_t b0, int64_t b1) {
     for (int64_t bi = b0; bi < b1; bi++) {
         const float *A = g->A + bi * g->a_bs, *B = g->B + bi * g->b_bs;
@@ -438,35 +438,19 @@ static void gemm_f32_small(const gemm_f32_job *g, int64_t b0, int64_t b1) {
     }
 }
 
-/* The same sums for one pass (DEFAULT or FP32) over B with contiguous rows, ordered i, k, j so the j loop
- * vectorizes: C[i, j] = fma(a[i, k], b[k, j], C[i, j]) for k = 0, 1, ... is exactly the scalar loop's chain per
- * element (bit-identical results), 8-16 lanes at a time instead of one (attention's many small matmuls). */
-TT_HOST_VEC_CLONES static void gemm_f32_small_rows(const gemm_f32_job *g, int64_t bi) {
-    const float *A = g->A + bi * g->a_bs, *B = g->B + bi * g->b_bs;
-    float *C = g->C + bi * g->c_bs;
-    bool hi_a = g->ta[0] == PART_HI, hi_b = g->tb[0] == PART_HI;
-    for (int64_t i = 0; i < g->M; i++) {
-        float *c = C + i * g->ldc;
-        for (int64_t j = 0; j < g->N; j++) c[j] = 0.0f;
-        for (int64_t k = 0; k < g->K; k++) {
-            float a = A[i * g->a_rs + k * g->a_cs];
-            if (hi_a) a = bf16_round(a);
-            const float *b = B + k * g->b_rs;
-            if (hi_b)
-                for (int64_t j = 0; j < g->N; j++) c[j] = fmaf(a, bf16_round(b[j]), c[j]);
-            else
-                for (int64_t j = 0; j < g->N; j++) c[j] = fmaf(a, b[j], c[j]);
-        }
-    }
-}
-
 static void gemm_f32_small_range(void *user, int64_t b0, int64_t b1) {
     const gemm_f32_job *g = user;
-    if (g->T == 1 && g->b_cs == 1) {
-        for (int64_t bi = b0; bi < b1; bi++) gemm_f32_small_rows(g, bi);
+    if (g->T > 1) {
+        gemm_f32_small(g, b0, b1);
         return;
     }
-    gemm_f32_small(g, b0, b1);
+    for (int64_t bi = b0; bi < b1; bi++) {
+        tt_host_small_gemm s = {.M = g->M, .N = g->N, .K = g->K, .A = g->A + bi * g->a_bs, .a_rs = g->a_rs,
+                                .a_cs = g->a_cs, .B = g->B + bi * g->b_bs, .b_rs = g->b_rs, .b_cs = g->b_cs,
+                                .C = g->C + bi * g->c_bs, .ldc = g->ldc, .round_a = g->ta[0] == PART_HI,
+                                .round_b = g->tb[0] == PART_HI};
+        (void)tt_host_gemm_f32_small(&s); /* cannot fail: tt_host_gemm_f32 checked B's size */
+    }
 }
 
 /* One cached packing buffer, so back-to-back GEMMs do not pay for fresh pages (mmap + zeroing) every call.
@@ -544,8 +528,12 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
                       .ta = terms_a[prec], .tb = terms_b[prec]};
     g.Kx = K * g.T;
     int64_t work = M * N * g.Kx; /* multiply-adds per batch entry */
-    if (work <= 16384) {
-        int64_t grain = work > 0 ? (1 << 20) / work + 1 : batch;
+    /* One pass over K <= KC: the small kernel's sums are the blocked f32 kernels' (a single k slice), so which
+     * path runs never changes the bits there; measured faster up to about 64 x 64 x 64 per entry (attention). */
+    bool one_pass_small = g.T == 1 && K <= KC && work <= SMALL_WORK &&
+                          (K * N <= TT_HOST_SMALL_GEMM_B || (b_cs == 1 && prec == TT_PRECISION_FP32));
+    if (one_pass_small || work <= 16384) {
+        int64_t grain = work > 0 ? (1 << 18) / work + 1 : batch;
         tt_host_parallel_for(batch, grain, gemm_f32_small_range, &g);
         return TT_OK;
     }

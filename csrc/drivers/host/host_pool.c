@@ -4,10 +4,11 @@
  * TORCHTPU_NUM_THREADS - 1 when that is set (it counts the calling thread too). A parallel_for wakes every
  * worker, everyone (caller included) grabs chunks from a shared atomic counter; when the caller has no chunk
  * left it closes the job and waits only for the workers that joined it (a worker still waking up finds it closed:
- * on a VM a wake-up can take longer than the whole job, and the caller used to wait for it). A worker that finishes looks for the next job for a few microseconds before it sleeps
- * (and the caller for the workers before it sleeps): a program's parallel nodes come back to back, and a futex
- * wake-up per node cost about as much as a small node's work. Longer spins would take a core from Python's thread. Only one job runs at a time: a second concurrent caller, or any call made from
- * inside a pool task, simply runs inline, so nothing can deadlock.
+ * on a VM a wake-up can take longer than the whole job, and the caller used to wait for it). A worker that
+ * finishes looks for the next job for up to 100 us before it sleeps (and the caller for the workers before it
+ * sleeps): a program's parallel nodes come back to back, and waking a sleeping worker costs more than a small
+ * node's work (see pool_spin_ns). Only one job runs at a time: a second
+ * concurrent caller, or any call made from inside a pool task, simply runs inline, so nothing can deadlock.
  */
 #include "host_kernels.h"
 
@@ -49,7 +50,12 @@ static struct {
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
           PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0, false, 0};
 
-#define POOL_SPIN_NS 10000
+/* How long a worker looks for the next job (and the submitter for the workers) before sleeping on a futex:
+ * TORCHTPU_POOL_SPIN_US, default 100. On this VM kind waking a sleeping vCPU took 30 to over 100 us (a 2 x 100 us
+ * job often ran on the caller alone); with a 10 us spin the GPT training step (bench/models.py) took 56 ms, with
+ * 50-300 us 45-50 ms. PyTorch's OpenMP pool spins longer still. */
+#define POOL_SPIN_NS_DEFAULT 100000
+static int64_t pool_spin_ns = POOL_SPIN_NS_DEFAULT;
 
 static int64_t pool_now_ns(void) {
     struct timespec ts;
@@ -65,9 +71,9 @@ static inline void pool_relax(void) {
 #endif
 }
 
-/* Spins up to POOL_SPIN_NS until done(arg) holds; returns whether it did. */
+/* Spins up to pool_spin_ns until done(arg) holds; returns whether it did. */
 static bool pool_spin(bool (*done)(uint64_t), uint64_t arg) {
-    int64_t until = pool_now_ns() + POOL_SPIN_NS;
+    int64_t until = pool_now_ns() + pool_spin_ns;
     for (;;) {
         for (int i = 0; i < 16; i++) {
             if (done(arg)) return true;
@@ -137,6 +143,12 @@ static void pool_atfork_child(void) { pool.n_workers = 0; }
 
 static void pool_init(void) {
     pthread_atfork(NULL, NULL, pool_atfork_child);
+    const char *spin = getenv("TORCHTPU_POOL_SPIN_US");
+    if (spin && *spin) {
+        char *end = NULL;
+        long long us = strtoll(spin, &end, 10);
+        if (end != spin && *end == '\0' && us >= 0 && us <= 1000000) pool_spin_ns = us * 1000;
+    }
     int want = pool_wanted_threads() - 1;
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0) return;

@@ -28,8 +28,8 @@ static bool in_dims(const tt_ir_dims *l, int64_t v) {
 #define FMIN(a, v) (((a) != (a) || (v) != (v)) ? (a) + (v) : (v) < (a) ? (v) : (a))
 
 /* Block kernels with LANES independent partial results, so the loops vectorize and do not wait on one
- * accumulator: sum (lanes combined pairwise, then the tail) and max/min (NaN anywhere gives NaN; among equal
- * values, e.g. -0 and +0, the lane order decides which one is kept). */
+ * accumulator: sum (lanes combined pairwise, then the tail) and max/min (lanes combined pairwise too; NaN anywhere
+ * gives NaN; among equal values, e.g. -0 and +0, the lane order decides which one is kept). */
 #define LANES 16
 /* The partial sums are four 16-byte GCC vectors (lanes 0-3, 4-7, 8-11, 12-15), so they live in registers on any
  * x86-64: as a plain array (or one 64-byte vector) GCC kept them in memory and every step waited on a
@@ -57,10 +57,10 @@ typedef double quad_f64 __attribute__((vector_size(16)));
     }                                                                                                     \
     static T ext_##NAME(const T *v, int64_t m, bool is_min) {                                             \
         T l[LANES], r = is_min ? (T)INFINITY : (T)-INFINITY;                                              \
-        T nan[LANES];                                                                                     \
+        int32_t nan[LANES]; /* a NaN seen in this lane */                                                 \
         for (int k = 0; k < LANES; k++) {                                                                 \
             l[k] = r;                                                                                     \
-            nan[k] = r; /* the identity until a NaN arrives */                                            \
+            nan[k] = 0;                                                                                   \
         }                                                                                                 \
         int64_t i = 0;                                                                                    \
         if (is_min) {                                                                                     \
@@ -68,18 +68,25 @@ typedef double quad_f64 __attribute__((vector_size(16)));
                 for (int k = 0; k < LANES; k++) {                                                         \
                     T x = v[i + k];                                                                       \
                     l[k] = x < l[k] ? x : l[k];                                                           \
-                    nan[k] = x != x ? x : nan[k];                                                         \
+                    nan[k] |= x != x;                                                                     \
                 }                                                                                         \
         } else {                                                                                          \
             for (; i + LANES <= m; i += LANES)                                                            \
                 for (int k = 0; k < LANES; k++) {                                                         \
                     T x = v[i + k];                                                                       \
                     l[k] = x > l[k] ? x : l[k];                                                           \
-                    nan[k] = x != x ? x : nan[k];                                                         \
+                    nan[k] |= x != x;                                                                     \
                 }                                                                                         \
         }                                                                                                 \
-        for (int k = 0; k < LANES; k++) r = is_min ? FMIN(r, l[k]) : FMAX(r, l[k]);                       \
-        for (int k = 0; k < LANES; k++) r = is_min ? FMIN(r, nan[k]) : FMAX(r, nan[k]);                   \
+        /* lanes combined as a tree of vector steps: short rows (softmax over 64) are mostly this */      \
+        _Pragma("GCC unroll 4") for (int w = LANES / 2; w > 0; w /= 2)                                    \
+            for (int k = 0; k < w; k++) {                                                                 \
+                T a = l[k], b = l[k + w];                                                                 \
+                l[k] = is_min ? (b < a ? b : a) : (b > a ? b : a);                                        \
+                nan[k] |= nan[k + w];                                                                     \
+            }                                                                                             \
+        r = l[0];                                                                                         \
+        if (nan[0]) r = (T)NAN;                                                                           \
         for (; i < m; i++) r = is_min ? FMIN(r, v[i]) : FMAX(r, v[i]);                                    \
         return r;                                                                                         \
     }
