@@ -497,6 +497,49 @@ static void test_reductions_over_any_dims_with_nan_and_large_sums(void) {
     TT_CHECK(any == 1 && all == 0 && si == INT32_MIN + 5);
 }
 
+/* f32 sums over leading or middle dims (the column path) give the bits of the same data transposed and reduced
+ * over its last dim (the row path): sizes around the 16 lanes, the 512-element block and its halving, column
+ * tiles of 256, an outer kept dim; -0 sums to +0 in both. */
+static void test_column_sums_equal_row_sums_bit_for_bit(void) {
+    static const int64_t cases[][3] = {{1, 5, 3}, {1, 16, 300}, {2, 37, 17}, {1, 512, 64}, {3, 513, 5},
+                                       {1, 1500, 257}, {1, 4, 3}};
+    uint64_t st = 12345;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int64_t A = cases[c][0], R = cases[c][1], K = cases[c][2];
+        float *x = malloc((size_t)(A * R * K) * sizeof *x), *xt = malloc((size_t)(A * R * K) * sizeof *xt);
+        float *o1 = malloc((size_t)(A * K) * sizeof *o1), *o2 = malloc((size_t)(A * K) * sizeof *o2);
+        if (!x || !xt || !o1 || !o2) return;
+        for (int64_t i = 0; i < A * R * K; i++) {
+            st = st * 6364136223846793005ull + 1442695040888963407ull;
+            x[i] = (float)((int64_t)(st >> 40) - (1 << 23)) * 1e-3f;
+            if (c == 6) x[i] = -0.0f;
+        }
+        for (int64_t a = 0; a < A; a++)
+            for (int64_t r = 0; r < R; r++)
+                for (int64_t k = 0; k < K; k++) xt[(a * K + k) * R + r] = x[(a * R + r) * K + k];
+        tt_ir_builder *b = tt_ir_builder_create();
+        tt_ir_value v = tt_ir_param(b, TT_F32, 3, DIMS(A, R, K));
+        tt_ir_builder_add_output(b, tt_ir_reduce(b, TT_REDUCE_ADD, v, 1, DIMS(1)));
+        TT_CHECK_OK(run(b, (const void *[]){x}, (void *[]){o1}));
+        b = tt_ir_builder_create();
+        v = tt_ir_param(b, TT_F32, 3, DIMS(A, K, R));
+        tt_ir_builder_add_output(b, tt_ir_reduce(b, TT_REDUCE_ADD, v, 1, DIMS(2)));
+        TT_CHECK_OK(run(b, (const void *[]){xt}, (void *[]){o2}));
+        TT_CHECK(memcmp(o1, o2, (size_t)(A * K) * sizeof *o1) == 0);
+        free(x);
+        free(xt);
+        free(o1);
+        free(o2);
+    }
+    /* an empty reduced dim between kept ones: zeros */
+    tt_ir_builder *b = tt_ir_builder_create();
+    tt_ir_value v = tt_ir_param(b, TT_F32, 3, DIMS(2, 0, 3));
+    tt_ir_builder_add_output(b, tt_ir_reduce(b, TT_REDUCE_ADD, v, 1, DIMS(1)));
+    float z[6] = {1, 1, 1, 1, 1, 1}, dummy = 0;
+    TT_CHECK_OK(run(b, (const void *[]){&dummy}, (void *[]){z}));
+    for (int i = 0; i < 6; i++) TT_CHECK(z[i] == 0.0f);
+}
+
 static void test_arg_reduce_takes_the_first_extreme_and_nan_wins(void) {
     tt_ir_builder *b = tt_ir_builder_create();
     tt_ir_value x = tt_ir_param(b, TT_F32, 2, DIMS(2, 4));
@@ -714,6 +757,7 @@ int main(void) {
         {"outputs that are parameters survive swapped aliasing results",
          test_outputs_that_are_parameters_survive_swapped_aliasing_results},
         {"scalar parameters constants and iota", test_scalar_parameters_constants_and_iota},
+        {"column sums equal row sums bit for bit", test_column_sums_equal_row_sums_bit_for_bit},
         {"movement ops", test_movement_ops},
         {"pad with negative and interior padding", test_pad_with_negative_and_interior_padding},
         {"dynamic slice and update clamp their starts", test_dynamic_slice_and_update_clamp_their_starts},

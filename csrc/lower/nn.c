@@ -79,9 +79,10 @@ static tt_status nn_softmax(tt_lower_ctx *ctx, const tt_arg *args, tt_ir_value *
     tt_ir_value m = nn_reduce(ctx, TT_REDUCE_MAX, xa, t.rank, mask);
     tt_ir_value sh = tt_ir_binary(ctx->b, TT_OP_SUBTRACT, xa, nn_back(ctx, m, &ta, mask));
     tt_ir_value e = tt_ir_unary(ctx->b, TT_OP_EXP, sh);
-    tt_ir_value s = nn_back(ctx, nn_reduce(ctx, TT_REDUCE_ADD, e, t.rank, mask), &ta, mask);
-    tt_ir_value r = is_log ? tt_ir_binary(ctx->b, TT_OP_SUBTRACT, sh, tt_ir_unary(ctx->b, TT_OP_LOG, s))
-                           : tt_ir_binary(ctx->b, TT_OP_DIVIDE, e, s);
+    tt_ir_value s = nn_reduce(ctx, TT_REDUCE_ADD, e, t.rank, mask);
+    /* log_softmax: the log of each row's sum, then broadcast (one log per row, not per element; same values) */
+    tt_ir_value r = is_log ? tt_ir_binary(ctx->b, TT_OP_SUBTRACT, sh, nn_back(ctx, tt_ir_unary(ctx->b, TT_OP_LOG, s), &ta, mask))
+                           : tt_ir_binary(ctx->b, TT_OP_DIVIDE, e, nn_back(ctx, s, &ta, mask));
     outs[0] = tt_ir_convert(ctx->b, r, t.dtype);
     return tt_ir_builder_status(ctx->b);
 }
@@ -251,18 +252,46 @@ static tt_status tt_lower_native_layer_norm_bwd(tt_lower_ctx *ctx, const tt_arg 
 /* ---- nll_loss (1d and 2d) ---- */
 
 /* Shared by nll_loss_forward/backward and the 2d variants. The class dim is 1 (0 for a 1-d input); the target has
- * the input's shape without it. The picked class is found by comparing an iota with the target (a one-hot mask).
- * The target first goes through a bounds-checked gather from iota(C) (ignored targets replaced by 0), which returns
- * it unchanged, so an out-of-range target raises PyTorch's IndexError "Target t is out of bounds." at the op
- * (debug) or the next sync (strict) instead of contributing 0. */
+ * the input's shape without it. The target first goes through a bounds-checked gather from iota(C) (ignored targets
+ * replaced by 0), which returns it unchanged, so an out-of-range target raises PyTorch's IndexError "Target t is out
+ * of bounds." at the op (debug) or the next sync (strict) instead of contributing 0. The forward then gathers the
+ * picked values and the backward scatters into zeros at the same positions (the target's size of work, not the
+ * input's, besides the zeros). */
 typedef struct nn_nll {
     tt_ir_type t;      /* input type */
+    tt_ir_type tt;     /* target type */
     tt_dtype acc;
     int64_t cd;        /* class dim */
     bool cmask[TT_MAX_RANK]; /* only the class dim */
-    tt_ir_value onehot; /* bool, input shape */
+    tt_ir_value pick;  /* i64, target shape: the checked target, 0 where ignored */
+    tt_ir_value keep;  /* bool, target shape: target != ignore_index */
     tt_ir_value w;      /* acc, target shape: weight[target] * (target != ignore_index) */
 } nn_nll;
+
+/* The position of x[.., pick, ..] in x flattened, at every target position, as i64[N, D, 1] for x of shape
+ * [N, C, D...] ([C]: pick itself): (n C + pick) D + d. */
+static tt_ir_value nn_nll_flat(tt_lower_ctx *ctx, const nn_nll *s, int64_t *nd) {
+    tt_ir_builder *b = ctx->b;
+    int64_t C = s->t.dims[s->cd], D = 1;
+    for (int32_t i = (int32_t)s->cd + 1; i < s->t.rank; i++) D *= s->t.dims[i];
+    nd[0] = s->cd == 1 ? s->t.dims[0] : 1, nd[1] = D, nd[2] = 1;
+    tt_ir_value at = tt_ir_reshape(b, s->pick, 2, nd);
+    at = tt_ir_binary(b, TT_OP_ADD, tt_ir_binary(b, TT_OP_MULTIPLY, tt_ir_iota(b, TT_I64, 2, nd, 0),
+                                                 tt_lower_full(ctx, TT_I64, 2, nd, (double)C)), at);
+    at = tt_ir_binary(b, TT_OP_ADD, tt_ir_binary(b, TT_OP_MULTIPLY, at, tt_lower_full(ctx, TT_I64, 2, nd, (double)D)),
+                      tt_ir_iota(b, TT_I64, 2, nd, 1));
+    return tt_ir_reshape(b, at, 3, nd);
+}
+
+/* x[.., pick, ..] along the class dim at every target position (pick in range): one element each gathered from x
+ * flattened, so the forward costs the target's size, not the input's. */
+static tt_ir_value nn_nll_gather(tt_lower_ctx *ctx, const nn_nll *s, tt_ir_value x) {
+    int64_t nd[3], total = tt_numel(s->t.rank, s->t.dims);
+    tt_ir_value at = nn_nll_flat(ctx, s, nd);
+    tt_ir_attrs a = tt_lower_gather_elements_attrs(2, false);
+    tt_ir_value g = tt_ir_gather(ctx->b, tt_ir_reshape(ctx->b, x, 1, &total), at, &a);
+    return tt_ir_reshape(ctx->b, g, s->tt.rank, s->tt.dims);
+}
 
 static tt_status nn_nll_setup(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value target, const tt_arg *weight,
                               const tt_arg *ignore, nn_nll *s) {
@@ -277,6 +306,7 @@ static tt_status nn_nll_setup(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value targ
         if (i == s->cd) continue;
         if (tt.dims[k++] != s->t.dims[i]) return TT_STATUS_UNSUPPORTED;
     }
+    s->tt = tt;
     s->cmask[s->cd] = true;
     s->acc = tt_lower_opmath(s->t.dtype);
     int64_t C = s->t.dims[s->cd];
@@ -285,35 +315,27 @@ static tt_status nn_nll_setup(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value targ
     tt_ir_value keep = tt_ir_compare(ctx->b, TT_CMP_NE, tgt,
                                      tt_lower_to(ctx, tt_lower_scalar_param(ctx, TT_I64, ignore->i, 0.0), TT_I64,
                                                  tt.rank, tt.dims));
+    int64_t idims[TT_MAX_RANK + 1];
+    memcpy(idims, tt.dims, sizeof(int64_t) * (size_t)tt.rank);
+    idims[tt.rank] = 1;
     {
         tt_ir_value safe = tt_ir_select(ctx->b, keep, tgt, tt_lower_full(ctx, TT_I64, tt.rank, tt.dims, 0.0));
-        int64_t idims[TT_MAX_RANK + 1];
-        memcpy(idims, tt.dims, sizeof(int64_t) * (size_t)tt.rank);
-        idims[tt.rank] = 1;
         tt_ir_attrs a = tt_lower_gather_elements_attrs(tt.rank, true);
         a.gather.bounds_error = TT_IR_BOUNDS_TARGET;
-        tt_ir_value checked = tt_ir_gather(ctx->b, tt_ir_iota(ctx->b, TT_I64, 1, &C, 0),
-                                           tt_ir_reshape(ctx->b, safe, tt.rank + 1, idims), &a);
         /* ignored entries read as class 0 here; keep (below) zeroes their weight */
-        tgt = tt_ir_select(ctx->b, keep, checked, tgt);
+        s->pick = tt_ir_gather(ctx->b, tt_ir_iota(ctx->b, TT_I64, 1, &C, 0),
+                               tt_ir_reshape(ctx->b, safe, tt.rank + 1, idims), &a);
     }
-    /* the target broadcast to the input shape along the class dim */
-    tt_ir_type ti = s->t;
-    ti.dtype = TT_I64;
-    tt_ir_value tb = nn_back(ctx, tgt, &ti, s->cmask);
-    tt_ir_value io = tt_ir_iota(ctx->b, TT_I64, s->t.rank, s->t.dims, s->cd);
-    s->onehot = tt_ir_compare(ctx->b, TT_CMP_EQ, io, tb);
     tt_ir_value w;
     if (nn_present(weight)) {
-        tt_ir_type ta = s->t;
-        ta.dtype = s->acc;
-        tt_ir_value wb = nn_chan(ctx, weight->value, &ta, s->cd, s->acc);
-        tt_ir_value zero = tt_lower_full(ctx, s->acc, ta.rank, ta.dims, 0.0);
-        w = nn_reduce(ctx, TT_REDUCE_ADD, tt_ir_select(ctx->b, s->onehot, wb, zero), ta.rank, s->cmask);
+        tt_ir_attrs a = tt_lower_gather_elements_attrs(tt.rank, false);
+        w = tt_ir_gather(ctx->b, tt_ir_convert(ctx->b, weight->value, s->acc),
+                         tt_ir_reshape(ctx->b, s->pick, tt.rank + 1, idims), &a);
     } else {
         w = tt_lower_full(ctx, s->acc, tt.rank, tt.dims, 1.0);
     }
     s->w = tt_ir_select(ctx->b, keep, w, tt_lower_full(ctx, s->acc, tt.rank, tt.dims, 0.0));
+    s->keep = keep;
     return tt_ir_builder_status(ctx->b);
 }
 
@@ -326,10 +348,11 @@ static tt_status tt_lower_nll_loss_forward(tt_lower_ctx *ctx, const tt_arg *args
     if (st != TT_OK) return st;
     if (nouts < 2) return TT_STATUS_UNSUPPORTED;
     int64_t red = args[3].i;
-    tt_ir_value xa = tt_ir_convert(ctx->b, args[0].value, s.acc);
-    tt_ir_value picked = nn_reduce(ctx, TT_REDUCE_ADD,
-                                   tt_ir_select(ctx->b, s.onehot, xa, nn_const_like(ctx, xa, 0.0)), s.t.rank, s.cmask);
-    tt_ir_value loss = tt_ir_unary(ctx->b, TT_OP_NEGATE, tt_ir_binary(ctx->b, TT_OP_MULTIPLY, picked, s.w));
+    tt_ir_value picked = tt_ir_convert(ctx->b, nn_nll_gather(ctx, &s, args[0].value), s.acc);
+    /* an ignored position picked class 0, which may be inf: it is zeroed, not multiplied by its zero weight */
+    tt_ir_value wp = tt_ir_select(ctx->b, s.keep, tt_ir_binary(ctx->b, TT_OP_MULTIPLY, picked, s.w),
+                                  nn_const_like(ctx, s.w, 0.0));
+    tt_ir_value loss = tt_ir_unary(ctx->b, TT_OP_NEGATE, wp);
     tt_ir_type tl = tt_lower_type_copy(ctx, loss);
     bool all[TT_MAX_RANK];
     for (int32_t i = 0; i < TT_MAX_RANK; i++) all[i] = true;
@@ -370,9 +393,21 @@ static tt_status tt_lower_nll_loss_backward(tt_lower_ctx *ctx, const tt_arg *arg
         coef = tt_lower_binary_like(ctx, TT_OP_MULTIPLY, s.w, g);
     }
     coef = tt_ir_unary(ctx->b, TT_OP_NEGATE, coef);
-    tt_ir_value cb = nn_back(ctx, coef, &ta, s.cmask);
-    outs[0] = tt_ir_convert(ctx->b, tt_ir_select(ctx->b, s.onehot, cb, tt_lower_full(ctx, s.acc, ta.rank, ta.dims, 0.0)),
-                            s.t.dtype);
+    /* zeros with -w g scattered at the picked positions; ignored positions aim past the end (skipped), so they
+     * stay +0 as on the CPU */
+    int64_t nd[3], total = tt_numel(s.t.rank, s.t.dims);
+    tt_ir_value at = nn_nll_flat(ctx, &s, nd);
+    tt_ir_value keep3 = tt_ir_reshape(ctx->b, s.keep, 3, nd);
+    at = tt_ir_select(ctx->b, keep3, at, tt_lower_full(ctx, TT_I64, 3, nd, (double)total));
+    tt_ir_attrs a;
+    memset(&a, 0, sizeof a);
+    a.scatter.inserted_window_dims.n = 1;
+    a.scatter.scatter_dims_to_operand_dims.n = 1;
+    a.scatter.index_vector_dim = 2;
+    a.scatter.kind = TT_REDUCE_NONE;
+    tt_ir_value upd = tt_ir_reshape(ctx->b, coef, 2, nd);
+    tt_ir_value grad = tt_ir_scatter(ctx->b, tt_lower_full(ctx, s.acc, 1, &total, 0.0), at, upd, &a);
+    outs[0] = tt_ir_convert(ctx->b, tt_ir_reshape(ctx->b, grad, ta.rank, ta.dims), s.t.dtype);
     return tt_ir_builder_status(ctx->b);
 }
 

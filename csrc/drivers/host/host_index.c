@@ -131,6 +131,22 @@ static void combine(tt_dtype dt, tt_ir_reduce_kind kind, char *dst, const char *
     tt_host_store_i64(dt, &a, 1, dst);
 }
 
+/* combine over a run of n elements (strides in elements); f32 add / replace over contiguous runs (an embedding
+ * gradient's rows) as vector loops, the same values as element by element. */
+static void combine_run(tt_dtype dt, tt_ir_reduce_kind kind, char *dst, const char *src, int64_t n, int64_t dstr,
+                        int64_t sstr) {
+    if (dt == TT_F32 && dstr == 1 && sstr == 1 && (kind == TT_REDUCE_ADD || kind == TT_REDUCE_NONE)) {
+        float *d = (float *)(void *)dst;
+        const float *x = (const float *)(const void *)src;
+        if (kind == TT_REDUCE_NONE) memcpy(d, x, (size_t)n * sizeof *d);
+        else
+            for (int64_t i = 0; i < n; i++) d[i] += x[i];
+        return;
+    }
+    size_t es = tt_dtype_size(dt);
+    for (int64_t i = 0; i < n; i++) combine(dt, kind, dst + i * dstr * (int64_t)es, src + i * sstr * (int64_t)es);
+}
+
 tt_status tt_host_scatter(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch) {
     (void)scratch;
     const tt_ir_type *opt = tt_host_in_type(p, n, 0), *it = tt_host_in_type(p, n, 1), *ut = tt_host_in_type(p, n, 2);
@@ -186,15 +202,18 @@ tt_status tt_host_scatter(const tt_ir_program *p, const tt_ir_node *n, void *con
         }
         if (!inside) continue;
         for (int32_t k = 0; k < nsd; k++) soff += sidx[k] * sstr[k];
+        /* the window's last dim as runs, the others element by element */
+        int32_t nouter = nw > 0 ? nw - 1 : 0;
+        int64_t run = nw > 0 ? wdims[nw - 1] : 1, rdst = nw > 0 ? wdst[nw - 1] : 1, rsrc = nw > 0 ? wsrc[nw - 1] : 1;
         int64_t widx[TT_MAX_RANK] = {0};
         do {
             int64_t d2 = doff, s2 = soff;
-            for (int32_t k = 0; k < nw; k++) {
+            for (int32_t k = 0; k < nouter; k++) {
                 d2 += widx[k] * wdst[k];
                 s2 += widx[k] * wsrc[k];
             }
-            combine(dt, s->kind, out + d2 * (int64_t)es, upd + s2 * (int64_t)es);
-        } while (next_index(widx, wdims, nw));
+            combine_run(dt, s->kind, out + d2 * (int64_t)es, upd + s2 * (int64_t)es, run, rdst, rsrc);
+        } while (next_index(widx, wdims, nouter));
     } while (next_index(sidx, sdims, nsd));
     return TT_OK;
 }

@@ -227,6 +227,76 @@ static void reduce_long_row(const red_job *j) {
     }
 }
 
+/* f32 sums over middle dims: x as [A][R][K] (K contiguous, kept; R reduced), every column summed exactly as red_f32
+ * sums a contiguous row of R (the same 16 lanes, sequential tail, pairwise lane tree, halving above a block), so
+ * the bits are those of transposing first and reducing rows; but vectorized across columns and without the
+ * transposed copy (bias gradients, layer_norm's weight gradients, means over a batch). */
+#define COL_TILE 256
+TT_HOST_VEC_CLONES static void col_sum_block(const float *x, int64_t m, int64_t K, int64_t nk, float *res) {
+    float lane[LANES][COL_TILE], tail[COL_TILE];
+    for (int l = 0; l < LANES; l++)
+        for (int64_t k = 0; k < nk; k++) lane[l][k] = 0.0f;
+    for (int64_t k = 0; k < nk; k++) tail[k] = 0.0f;
+    int64_t i = 0;
+    for (; i + LANES <= m; i += LANES)
+        for (int l = 0; l < LANES; l++) {
+            const float *row = x + (i + l) * K;
+            for (int64_t k = 0; k < nk; k++) lane[l][k] += row[k];
+        }
+    for (; i < m; i++)
+        for (int64_t k = 0; k < nk; k++) tail[k] += x[i * K + k];
+    for (int w = LANES / 2; w > 0; w /= 2)
+        for (int l = 0; l < w; l++)
+            for (int64_t k = 0; k < nk; k++) lane[l][k] += lane[l + w][k];
+    for (int64_t k = 0; k < nk; k++) res[k] = 0.0f + (lane[0][k] + tail[k]); /* red_f32's acc = 0; acc += s */
+}
+
+static void col_sum(const float *x, int64_t n, int64_t K, int64_t nk, float *res) {
+    if (n > BLK) {
+        int64_t h = (n / 2 + BLK - 1) / BLK * BLK;
+        float b[COL_TILE];
+        col_sum(x, h, K, nk, res);
+        col_sum(x + h * K, n - h, K, nk, b);
+        for (int64_t k = 0; k < nk; k++) res[k] += b[k];
+        return;
+    }
+    col_sum_block(x, n, K, nk, res);
+}
+
+typedef struct col_job {
+    const float *x;
+    int64_t R, K, tiles; /* column tiles per outer index */
+    tt_dtype odt;
+    char *out;
+} col_job;
+
+static void col_tiles(void *user, int64_t t0, int64_t t1) {
+    const col_job *j = user;
+    size_t oes = tt_dtype_size(j->odt);
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t a = t / j->tiles, k0 = (t % j->tiles) * COL_TILE, nk = j->K - k0 < COL_TILE ? j->K - k0 : COL_TILE;
+        float res[COL_TILE];
+        col_sum(j->x + a * j->R * j->K + k0, j->R, j->K, nk, res);
+        tt_host_store_f32(j->odt, res, nk, j->out + (a * j->K + k0) * (int64_t)oes);
+    }
+}
+
+/* Whether the reduced dims form one block followed by kept dims (size-1 dims do not count): [A][R][K] with K > 1. */
+static bool middle_block(const tt_ir_type *t, const tt_ir_dims *red, int64_t *A, int64_t *R, int64_t *K) {
+    int state = 0; /* 0: outer kept, 1: reduced, 2: inner kept */
+    *A = *R = *K = 1;
+    for (int32_t d = 0; d < t->rank; d++) {
+        bool r = in_dims(red, d);
+        if (t->dims[d] == 1) continue;
+        if (r && state == 2) return false;
+        if (r) state = 1;
+        else if (state == 1) state = 2;
+        int64_t *f = r ? R : state == 2 ? K : A;
+        *f *= t->dims[d];
+    }
+    return state == 2;
+}
+
 tt_status tt_host_reduce(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch) {
     const tt_ir_type *xt = tt_host_in_type(p, n, 0), *ot = &p->types[n->outputs[0]];
     tt_ir_reduce_kind kind = n->attrs.reduce.kind;
@@ -250,6 +320,13 @@ tt_status tt_host_reduce(const tt_ir_program *p, const tt_ir_node *n, void *cons
         if (xt->dims[d] == 1) continue;
         if (in_dims(&n->attrs.reduce.dims, d)) in_reduced = true;
         else if (in_reduced) trailing = false;
+    }
+    int64_t ca, cr, ck;
+    if (!trailing && kind == TT_REDUCE_ADD && xt->dtype == TT_F32 && middle_block(xt, &n->attrs.reduce.dims, &ca, &cr, &ck)) {
+        col_job cj = {(const float *)(const void *)j.x, cr, ck, (ck + COL_TILE - 1) / COL_TILE, ot->dtype, j.out};
+        int64_t tile_work = cr * (ck < COL_TILE ? ck : COL_TILE); /* 0 when a reduced dim is empty: sums of 0 */
+        tt_host_parallel_for(ca * cj.tiles, tile_work > 0 ? TT_HOST_GRAIN / tile_work + 1 : ca * cj.tiles, col_tiles, &cj);
+        return TT_OK;
     }
     if (!trailing && tt_host_numel(xt) > 0) {
         int64_t xs[TT_MAX_RANK], pd[TT_MAX_RANK], ps[TT_MAX_RANK], cs[TT_MAX_RANK];
