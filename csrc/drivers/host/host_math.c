@@ -55,7 +55,8 @@ static inline float exp_f32(float x) {
      * underflows to a subnormal costs a microcode assist per vector on some CPUs (a masked softmax's -inf lanes made
      * this loop 3x slower) */
     bool zero = x < -104.0f;
-    float xc = zero ? 0.0f : (x > 89.0f ? 89.0f : x); /* NaN compares false: stays NaN */
+    /* NaN compares false: stays NaN; selects on the bits keep the callers' loops vectorized */
+    float xc = f_select(zero, 0.0f, f_select(x > 89.0f, 89.0f, x));
     float t = fmaf(xc, LOG2E_F, SHIFT_F), kf = t - SHIFT_F;
     float r = fmaf(kf, -LN2_HI_F, xc);
     r = fmaf(kf, -LN2_LO_F, r);
@@ -93,7 +94,7 @@ VEC_CLONES_MATH void tt_host_vtanh_f32(const float *x, float *o, int64_t m) {
     for (int64_t i = 0; i < m; i++) {
         float xf = x[i], a = f_from(f_bits(xf) & 0x7fffffffu), z = xf * xf;
         float small = a * horner(TANH_P, 7, z);
-        float e = exp_f32(a > 9.5f ? 19.0f : 2.0f * a); /* tanh(9.5) rounds to 1; keeps e finite */
+        float e = exp_f32(f_select(a > 9.5f, 19.0f, 2.0f * a)); /* tanh(9.5) rounds to 1; keeps e finite */
         float large = 1.0f - 2.0f / (e + 1.0f);
         float y = f_select(a < 0.625f, small, large);
         y = f_select(a != a, xf, y); /* NaN in, NaN out */
@@ -113,7 +114,7 @@ VEC_CLONES_MATH void tt_host_verf_f32(const float *x, float *o, int64_t m) {
     for (int64_t i = 0; i < m; i++) {
         float xf = x[i], a = f_from(f_bits(xf) & 0x7fffffffu);
         float small = a * horner(ERF_P, 7, xf * xf);
-        float large = 1.0f - exp_f32(horner(ERFC_LOGQ, 11, (a > 3.92f ? 3.92f : a) - 2.5f));
+        float large = 1.0f - exp_f32(horner(ERFC_LOGQ, 11, f_select(a > 3.92f, 3.92f, a) - 2.5f));
         float y = f_select(a < 1.0f, small, f_select(a < 3.92f, large, 1.0f));
         y = f_select(a != a, xf, y);
         o[i] = f_copysign(y, xf);
