@@ -69,13 +69,14 @@ SMALL_TILE(1, 1)
 
 typedef void (*small_tile_fn)(const tt_host_small_gemm *, const float *, int64_t, int64_t, int64_t);
 
-/* Column blocks of 64, 32 or 16 (the last one narrowed to what is left), each down the rows in tiles. */
+/* Column blocks of 64, 32 or 16, each down the rows in tiles; a block is only as wide as what is left needs, so every
+ * 16-column vector of a tile starts inside the row (only the last one is masked; no pointer past B). */
 __attribute__((target("avx512f"))) static void small_avx512(const tt_host_small_gemm *s, const float *b, int64_t ldb) {
     static const struct { int rows, cols; small_tile_fn many, one; } tiles[3] = {
         {4, 4, tile_4x4, tile_1x4}, {8, 2, tile_8x2, tile_1x2}, {8, 1, tile_8x1, tile_1x1}};
     for (int64_t j0 = 0; j0 < s->N;) {
         int64_t left = s->N - j0;
-        int t = left > 32 ? 0 : left > 16 ? 1 : 2;
+        int t = left > 48 ? 0 : left > 16 ? 1 : 2;
         int64_t i0 = 0;
         for (; i0 + tiles[t].rows <= s->M; i0 += tiles[t].rows) tiles[t].many(s, b, ldb, i0, j0);
         for (; i0 < s->M; i0++) tiles[t].one(s, b, ldb, i0, j0);

@@ -120,9 +120,22 @@ void tt_host_fill(size_t es, void *dst, int64_t n, const void *val) {
 }
 
 /* One innermost run: n elements with strides ds / ss. */
+/* n bytes: short runs (a head's 32 floats, a column slice) by constant-size moves, which the compiler inlines; a
+ * libc memcpy call per short row cost more than the bytes it moved. */
+static inline void copy_bytes(char *d, const char *s, size_t n) {
+    if (n > 512) {
+        memcpy(d, s, n);
+        return;
+    }
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) memcpy(d + i, s + i, 64);
+    for (; i + 8 <= n; i += 8) memcpy(d + i, s + i, 8);
+    for (; i < n; i++) d[i] = s[i];
+}
+
 static void copy_run(size_t es, int64_t n, char *d, int64_t ds, const char *s, int64_t ss) {
     if (ds == 1 && ss == 1) {
-        memcpy(d, s, (size_t)n * es);
+        copy_bytes(d, s, (size_t)n * es);
         return;
     }
 #define RUN(T)                                                                  \
