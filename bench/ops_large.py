@@ -1,4 +1,6 @@
-"""Throughput of the non-matmul ops that dominate a BERT/GPT forward, at MiniLM's 32x128 batch sizes.
+"""Throughput of the non-matmul ops that dominate a BERT/GPT forward, at MiniLM's 32x128 batch sizes, and of the
+small-shape ops of a GPT training step (bench/models.py's 8x64 tokens, 4 heads of 32: attention's batched matmuls,
+a causal softmax, the loss, bias gradients).
 
     python3 bench/ops_large.py [--repeats R] [--threads T]
 
@@ -23,6 +25,12 @@ def cases():
     x = torch.randn(32, 128, 384, generator=g)       # residual stream
     w, b = torch.randn(384, generator=g), torch.randn(384, generator=g)
     mask = torch.rand(32, 1, 1, 128, generator=g) > 0.1
+    q, k = torch.randn(32, 64, 32, generator=g), torch.randn(32, 64, 32, generator=g)
+    att = torch.randn(32, 64, 64, generator=g).softmax(-1)
+    q14, k14 = torch.randn(96, 14, 32, generator=g), torch.randn(96, 14, 32, generator=g)
+    causal = torch.randn(8, 4, 64, 64, generator=g).masked_fill(torch.ones(64, 64, dtype=torch.bool).triu(1), float("-inf"))
+    logits, tgt = torch.randn(512, 512, generator=g), torch.randint(0, 512, (512,), generator=g)
+    g2 = torch.randn(512, 384, generator=g)
     return [
         ("gelu (erf) 32x128x1536", (h,), lambda t: F.gelu(t)),
         ("gelu (tanh) 32x128x1536", (h,), lambda t: F.gelu(t, approximate="tanh")),
@@ -32,6 +40,13 @@ def cases():
         ("where(mask) 32x12x128x128", (mask, s), lambda m, t: torch.where(m, t, -1e4)),
         ("view+contiguous (transpose)", (s,), lambda t: t.transpose(1, 2).contiguous()),
         ("reshape of contiguous", (h,), lambda t: t.reshape(32 * 128, 1536)),
+        ("bmm q.k^T 32x64x32x64", (q, k), lambda a, c: a @ c.transpose(1, 2)),
+        ("bmm att.v 32x64x64x32", (att, k), lambda a, c: a @ c),
+        ("bmm MiniLM 96x14x32x14", (q14, k14), lambda a, c: a @ c.transpose(1, 2)),
+        ("softmax causal 8x4x64x64", (causal,), lambda t: torch.softmax(t, -1)),
+        ("log_softmax 512x512", (logits,), lambda t: torch.log_softmax(t, -1)),
+        ("cross_entropy 512x512", (logits, tgt), lambda t, y: F.cross_entropy(t, y)),
+        ("sum(0) bias grad 512x384", (g2,), lambda t: t.sum(0)),
     ]
 
 

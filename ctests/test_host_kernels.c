@@ -262,7 +262,8 @@ static void test_small_gemm_is_the_fma_chain_at_every_isa(void) {
                 /* A read with a column stride of 2 (every other element), C with a row stride of N + 3 */
                 tt_host_small_gemm g = {.M = M, .N = N, .K = K, .A = A, .a_rs = 2 * K, .a_cs = 2, .B = B,
                                         .b_rs = bt ? 1 : N, .b_cs = bt ? K : 1, .C = C, .ldc = N + 3,
-                                        .round_a = rounded, .round_b = rounded};
+                                        .round_a = rounded, .round_b = rounded,
+                                        .avx512 = tt_host_cpu_has("avx512f")};
                 TT_CHECK_OK(tt_host_gemm_f32_small(&g));
                 int bad = 0;
                 for (int64_t i = 0; i < M; i++)

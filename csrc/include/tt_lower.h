@@ -183,6 +183,9 @@ bool tt_lower_output_wanted(const tt_arg *mask, int32_t k);
 /* Gather attributes that pick one element of a 1-d operand per index (indices' last dim, index_vector_dim, holds
  * the position): the shape shared by every "take element i of a table" lowering. */
 tt_ir_attrs tt_lower_gather_elements_attrs(int32_t index_vector_dim, bool check_bounds);
+/* The matching scatter: each index names one element of a 1-d operand, combined by kind (TT_REDUCE_NONE replaces);
+ * out-of-range indices are skipped unless check_bounds. */
+tt_ir_attrs tt_lower_scatter_elements_attrs(int32_t index_vector_dim, tt_ir_reduce_kind kind, bool check_bounds);
 
 /* Family tables (each file under csrc/lower/ defines one; terminated by {NULL, NULL}). */
 extern const tt_lower_entry tt_lower_table_elementwise[];

@@ -629,14 +629,7 @@ static tt_status tt_lower_max_pool2d_with_indices_backward(tt_lower_ctx *ctx, co
                       tt_ir_binary(ctx->b, TT_OP_MULTIPLY, row, tt_lower_full(ctx, TT_I64, 2, pm, (double)plane)));
     gi = tt_ir_reshape(ctx->b, gi, 2, col);
     tt_ir_value upd = tt_ir_reshape(ctx->b, tt_ir_convert(ctx->b, go, acc), 1, &flat);
-    tt_ir_attrs a;
-    memset(&a, 0, sizeof a);
-    a.scatter.inserted_window_dims.n = 1;
-    a.scatter.inserted_window_dims.v[0] = 0;
-    a.scatter.scatter_dims_to_operand_dims.n = 1;
-    a.scatter.scatter_dims_to_operand_dims.v[0] = 0;
-    a.scatter.index_vector_dim = 1;
-    a.scatter.kind = TT_REDUCE_ADD;
+    tt_ir_attrs a = tt_lower_scatter_elements_attrs(1, TT_REDUCE_ADD, false);
     tt_ir_value z = tt_lower_full(ctx, acc, 1, &total, 0.0);
     tt_ir_value g = tt_ir_scatter(ctx->b, z, gi, upd, &a);
     outs[0] = tt_ir_convert(ctx->b, tt_ir_reshape(ctx->b, g, r, tx->dims), tx->dtype);

@@ -23,13 +23,7 @@ static tt_status tt_lower_nonzero_static(tt_lower_ctx *ctx, const tt_arg *args, 
                                     tt_lower_full(ctx, TT_I64, 1, &n, 1));
     tt_ir_value row = tt_ir_select(b, nz, rank, tt_lower_full(ctx, TT_I64, 1, &n, (double)size));
     int64_t n1[2] = {n, 1};
-    tt_ir_attrs sa = {0};
-    sa.scatter.inserted_window_dims.n = 1;
-    sa.scatter.inserted_window_dims.v[0] = 0;
-    sa.scatter.scatter_dims_to_operand_dims.n = 1;
-    sa.scatter.scatter_dims_to_operand_dims.v[0] = 0;
-    sa.scatter.index_vector_dim = 1;
-    sa.scatter.kind = TT_REDUCE_NONE;
+    tt_ir_attrs sa = tt_lower_scatter_elements_attrs(1, TT_REDUCE_NONE, false);
     tt_ir_value picked = tt_ir_scatter(b, tt_lower_full(ctx, TT_I64, 1, &size, -1), tt_ir_reshape(b, row, 2, n1),
                                        tt_ir_iota(b, TT_I64, 1, &n, 0), &sa);
     tt_ir_value empty = tt_ir_compare(b, TT_CMP_LT, picked, tt_lower_full(ctx, TT_I64, 1, &size, 0));

@@ -71,6 +71,17 @@ tt_ir_attrs tt_lower_gather_elements_attrs(int32_t index_vector_dim, bool check_
     return a;
 }
 
+tt_ir_attrs tt_lower_scatter_elements_attrs(int32_t index_vector_dim, tt_ir_reduce_kind kind, bool check_bounds) {
+    tt_ir_attrs a;
+    memset(&a, 0, sizeof a);
+    a.scatter.inserted_window_dims.n = 1;          /* {0} */
+    a.scatter.scatter_dims_to_operand_dims.n = 1;  /* {0} */
+    a.scatter.index_vector_dim = index_vector_dim;
+    a.scatter.kind = kind;
+    a.scatter.check_bounds = check_bounds;
+    return a;
+}
+
 bool tt_lower_output_wanted(const tt_arg *mask, int32_t k) {
     if (!mask || mask->kind != TT_ARG_BOOLS || k < 0 || k >= mask->n) return true;
     return mask->ints[k] != 0;

@@ -399,12 +399,7 @@ static tt_status tt_lower_nll_loss_backward(tt_lower_ctx *ctx, const tt_arg *arg
     tt_ir_value at = nn_nll_flat(ctx, &s, nd);
     tt_ir_value keep3 = tt_ir_reshape(ctx->b, s.keep, 3, nd);
     at = tt_ir_select(ctx->b, keep3, at, tt_lower_full(ctx, TT_I64, 3, nd, (double)total));
-    tt_ir_attrs a;
-    memset(&a, 0, sizeof a);
-    a.scatter.inserted_window_dims.n = 1;
-    a.scatter.scatter_dims_to_operand_dims.n = 1;
-    a.scatter.index_vector_dim = 2;
-    a.scatter.kind = TT_REDUCE_NONE;
+    tt_ir_attrs a = tt_lower_scatter_elements_attrs(2, TT_REDUCE_NONE, false);
     tt_ir_value upd = tt_ir_reshape(ctx->b, coef, 2, nd);
     tt_ir_value grad = tt_ir_scatter(ctx->b, tt_lower_full(ctx, s.acc, 1, &total, 0.0), at, upd, &a);
     outs[0] = tt_ir_convert(ctx->b, tt_ir_reshape(ctx->b, grad, ta.rank, ta.dims), s.t.dtype);

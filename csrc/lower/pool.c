@@ -209,13 +209,7 @@ static tt_status tt_lower_max_pool3d_with_indices_backward(tt_lower_ctx *ctx, co
     gi = tt_ir_binary(b, TT_OP_ADD, gi,
                       tt_ir_binary(b, TT_OP_MULTIPLY, tt_ir_iota(b, TT_I64, 2, pm, 0), tt_lower_full(ctx, TT_I64, 2, pm, (double)V)));
     gi = tt_ir_reshape(b, gi, 2, col);
-    tt_ir_attrs a;
-    memset(&a, 0, sizeof a);
-    a.scatter.inserted_window_dims.n = 1;
-    a.scatter.scatter_dims_to_operand_dims.n = 1;
-    a.scatter.index_vector_dim = 1;
-    a.scatter.kind = TT_REDUCE_ADD;
-    a.scatter.check_bounds = true;
+    tt_ir_attrs a = tt_lower_scatter_elements_attrs(1, TT_REDUCE_ADD, true);
     tt_ir_value g = tt_ir_scatter(b, tt_lower_full(ctx, acc, 1, &total, 0.0), gi,
                                   tt_ir_reshape(b, tt_ir_convert(b, args[0].value, acc), 1, &flat), &a);
     outs[0] = tt_ir_convert(b, tt_ir_reshape(b, g, r, tx.dims), tx.dtype);

@@ -376,13 +376,7 @@ static tt_status tt_lower_embedding_renorm(tt_lower_ctx *ctx, const tt_arg *args
     /* rows named by indices: scatter ones (an out-of-range index is PyTorch's error too) */
     tt_ir_value idx = tt_ir_reshape(b, tt_ir_convert(b, args[1].value, TT_I64), 1, &n);
     int64_t id[2] = {n, 1};
-    tt_ir_attrs a;
-    memset(&a, 0, sizeof a);
-    a.scatter.inserted_window_dims.n = 1;
-    a.scatter.scatter_dims_to_operand_dims.n = 1;
-    a.scatter.index_vector_dim = 1;
-    a.scatter.kind = TT_REDUCE_MAX;
-    a.scatter.check_bounds = true;
+    tt_ir_attrs a = tt_lower_scatter_elements_attrs(1, TT_REDUCE_MAX, true);
     tt_ir_value named = tt_ir_scatter(b, tt_lower_full(ctx, TT_I64, 1, &R, 0.0), tt_ir_reshape(b, idx, 2, id),
                                       tt_lower_full(ctx, TT_I64, 1, &n, 1.0), &a);
     tt_ir_value maxn = tt_lower_scalar_param(ctx, cdt, 0, args[2].f);

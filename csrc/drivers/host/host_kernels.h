@@ -78,6 +78,7 @@ typedef struct tt_host_small_gemm {
     float *C;
     int64_t ldc;
     bool round_a, round_b;
+    bool avx512; /* the register-tile kernels (the caller asks tt_host_cpu_has once per GEMM) */
 } tt_host_small_gemm;
 tt_status tt_host_gemm_f32_small(const tt_host_small_gemm *s); /* an error if B does not fit */
 /* Round to the nearest bf16 (ties to even; NaN stays a quiet NaN), returned as an f32 value. */

@@ -66,16 +66,15 @@ static inline float u2f(uint32_t u) {
     memcpy(&f, &u, sizeof f);
     return f;
 }
-#define bf16_round tt_host_bf16_round
 static inline float split_part(float x, int part) {
     if (part == PART_EXACT) return x;
-    float hi = bf16_round(x);
+    float hi = tt_host_bf16_round(x);
     if (part == PART_HI) return hi;
     if (!isfinite(hi)) return 0.0f; /* inf/NaN live entirely in hi; x - hi would make a NaN */
     float r = x - hi; /* exact */
-    float mid = bf16_round(r);
+    float mid = tt_host_bf16_round(r);
     if (part == PART_MID) return mid;
-    return bf16_round(r - mid);
+    return tt_host_bf16_round(r - mid);
 }
 
 typedef struct gemm_f32_job {
@@ -86,7 +85,7 @@ typedef struct gemm_f32_job {
     int64_t c_bs, ldc;
     const uint8_t *ta, *tb;
     int kern;
-    bool vec_split; /* AVX-512F available for the bf16 splitting */
+    bool vec_split; /* AVX-512F available: bf16 splits, transposed packs, the small kernels */
     int64_t m_tiles, n_tiles, m_panels, n_panels;
     int64_t col_blocks, col_panels; /* gemm_f32_cols: column blocks per batch entry, B panels per block */
     int64_t kw;    /* 32-bit words per packed panel row: Kx (f32) or ceil(Kx / 2) (bf16 pairs) */
@@ -96,7 +95,7 @@ typedef struct gemm_f32_job {
 /* ---- packing ----------------------------------------------------------------------------------------- */
 
 #if defined(__x86_64__)
-/* bf16_round on 16 lanes, bit-identical to the scalar version. */
+/* tt_host_bf16_round on 16 lanes, bit-identical to the scalar version. */
 __attribute__((target("avx512f"))) static inline __m512 bf16_round16(__m512 x) {
     __m512i u = _mm512_castps_si512(x), hi_mask = _mm512_set1_epi32((int)0xffff0000u);
     __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
@@ -142,14 +141,14 @@ static void split_row(const float *src, int64_t stride, int64_t n, bool exact, b
 #else
     (void)vec;
 #endif
-    for (int64_t i = i0; i < n; i++) hi[i] = bf16_round(src[i * stride]);
+    for (int64_t i = i0; i < n; i++) hi[i] = tt_host_bf16_round(src[i * stride]);
     if (hi_only) return;
     for (int64_t i = i0; i < n; i++) {
         float x = src[i * stride], h = hi[i];
         float r = isfinite(h) ? x - h : 0.0f; /* inf/NaN live entirely in hi */
-        float m = bf16_round(r);
+        float m = tt_host_bf16_round(r);
         mid[i] = m;
-        lo[i] = bf16_round(r - m);
+        lo[i] = tt_host_bf16_round(r - m);
     }
 }
 
@@ -448,7 +447,7 @@ static void gemm_f32_small_range(void *user, int64_t b0, int64_t b1) {
         tt_host_small_gemm s = {.M = g->M, .N = g->N, .K = g->K, .A = g->A + bi * g->a_bs, .a_rs = g->a_rs,
                                 .a_cs = g->a_cs, .B = g->B + bi * g->b_bs, .b_rs = g->b_rs, .b_cs = g->b_cs,
                                 .C = g->C + bi * g->c_bs, .ldc = g->ldc, .round_a = g->ta[0] == PART_HI,
-                                .round_b = g->tb[0] == PART_HI};
+                                .round_b = g->tb[0] == PART_HI, .avx512 = g->vec_split};
         (void)tt_host_gemm_f32_small(&s); /* cannot fail: tt_host_gemm_f32 checked B's size */
     }
 }
@@ -528,6 +527,7 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
                       .ta = terms_a[prec], .tb = terms_b[prec]};
     g.Kx = K * g.T;
     int64_t work = M * N * g.Kx; /* multiply-adds per batch entry */
+    g.vec_split = tt_host_cpu_has("avx512f"); /* the splits' and the small kernels' vector level */
     /* One pass over K <= KC: the small kernel's sums are the blocked f32 kernels' (a single k slice), so which
      * path runs never changes the bits there; measured faster up to about 64 x 64 x 64 per entry (attention). */
     bool one_pass_small = g.T == 1 && K <= KC && work <= SMALL_WORK &&
@@ -541,7 +541,6 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
     if (prec != TT_PRECISION_FP32 && tt_host_cpu_has("avx512bf16")) g.kern = KERN_BF16;
     else if (tt_host_cpu_has("avx512f")) g.kern = KERN_AVX512;
     else if (tt_host_cpu_has("avx2") && tt_host_cpu_has("fma")) g.kern = KERN_AVX2;
-    g.vec_split = tt_host_cpu_has("avx512f");
     g.m_tiles = (M + MC - 1) / MC;
     g.n_tiles = (N + NC - 1) / NC;
     g.m_panels = (M + MR - 1) / MR;

@@ -3,8 +3,9 @@
  * One pass = DEFAULT (operands rounded to bf16) or FP32 (exact). Every C element is the chain c = fma(a_ik, b_kj, c)
  * over k = 0, 1, ... from c = 0: bit for bit the scalar definition, and the same sums as the blocked f32 kernels'
  * whenever K fits their k slice. With AVX-512F a tile of up to 4 rows x 64 columns of C lives in 16 registers
- * while k runs (narrower tiles of more rows for N <= 32; masked loads and stores at the ragged right edge, so any N works without padding); B is read in
- * place when its rows are contiguous and need no rounding, else copied (rounded) into a [K][N] scratch first.
+ * while k runs (narrower tiles of more rows for N <= 48; masked loads and stores at the ragged right edge, so any
+ * N works without padding); B is read in place when its rows are contiguous and need no rounding, else copied
+ * (rounded) into a [K][N] scratch first.
  * Elsewhere the rows are computed i, k, j with the j loop vectorized by the compiler.
  */
 #include "host_kernels.h"
@@ -40,7 +41,7 @@ static const float *b_rows(const tt_host_small_gemm *s, float *bt, int64_t *ldb)
         __mmask16 m[COLS];                                                                                       \
         _Pragma("GCC unroll 4") for (int q = 0; q < COLS; q++) {                                                 \
             int64_t left = s->N - j0 - 16 * q;                                                                   \
-            m[q] = left >= 16 ? (__mmask16)0xffff : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1u); \
+            m[q] = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u); /* left > 0 */        \
         }                                                                                                        \
         __m512 acc[ROWS][COLS];                                                                                  \
         _Pragma("GCC unroll 8") for (int r = 0; r < ROWS; r++)                                                   \
@@ -106,7 +107,7 @@ tt_status tt_host_gemm_f32_small(const tt_host_small_gemm *s) {
     int64_t ldb = 0;
     const float *b = b_rows(s, bt, &ldb);
 #if defined(__x86_64__)
-    if (tt_host_cpu_has("avx512f")) {
+    if (s->avx512) {
         small_avx512(s, b, ldb);
         return TT_OK;
     }

@@ -7,8 +7,8 @@
  * on a VM a wake-up can take longer than the whole job, and the caller used to wait for it). A worker that
  * finishes looks for the next job for up to 100 us before it sleeps (and the caller for the workers before it
  * sleeps): a program's parallel nodes come back to back, and waking a sleeping worker costs more than a small
- * node's work (see pool_spin_ns). Only one job runs at a time: a second
- * concurrent caller, or any call made from inside a pool task, simply runs inline, so nothing can deadlock.
+ * node's work (see pool_spin_ns). Only one job runs at a time: a second concurrent caller, or any call made from
+ * inside a pool task, simply runs inline, so nothing can deadlock.
  */
 #include "host_kernels.h"
 
@@ -126,13 +126,19 @@ static void *pool_worker(void *arg) {
     return NULL;
 }
 
+/* The integer in environment variable name, at most hi; dflt when unset, not a number or below lo. */
+static long long env_int(const char *name, long long lo, long long hi, long long dflt) {
+    const char *env = getenv(name);
+    if (!env || !*env) return dflt;
+    char *end = NULL;
+    long long v = strtoll(env, &end, 10);
+    if (end == env || v < lo) return dflt;
+    return v > hi ? hi : v;
+}
+
 static int pool_wanted_threads(void) {
-    const char *env = getenv("TORCHTPU_NUM_THREADS");
-    if (env && *env) {
-        char *end = NULL;
-        long v = strtol(env, &end, 10);
-        if (end != env && v >= 1) return v > POOL_MAX_THREADS ? POOL_MAX_THREADS : (int)v;
-    }
+    long long v = env_int("TORCHTPU_NUM_THREADS", 1, POOL_MAX_THREADS, 0);
+    if (v > 0) return (int)v;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1) n = 1;
     return n > POOL_MAX_THREADS ? POOL_MAX_THREADS : (int)n;
@@ -143,12 +149,7 @@ static void pool_atfork_child(void) { pool.n_workers = 0; }
 
 static void pool_init(void) {
     pthread_atfork(NULL, NULL, pool_atfork_child);
-    const char *spin = getenv("TORCHTPU_POOL_SPIN_US");
-    if (spin && *spin) {
-        char *end = NULL;
-        long long us = strtoll(spin, &end, 10);
-        if (end != spin && *end == '\0' && us >= 0 && us <= 1000000) pool_spin_ns = us * 1000;
-    }
+    pool_spin_ns = env_int("TORCHTPU_POOL_SPIN_US", 0, 1000000, POOL_SPIN_NS_DEFAULT / 1000) * 1000;
     int want = pool_wanted_threads() - 1;
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0) return;

@@ -119,7 +119,6 @@ void tt_host_fill(size_t es, void *dst, int64_t n, const void *val) {
     }
 }
 
-/* One innermost run: n elements with strides ds / ss. */
 /* n bytes: short runs (a head's 32 floats, a column slice) by constant-size moves, which the compiler inlines; a
  * libc memcpy call per short row cost more than the bytes it moved. */
 static inline void copy_bytes(char *d, const char *s, size_t n) {
@@ -133,6 +132,7 @@ static inline void copy_bytes(char *d, const char *s, size_t n) {
     for (; i < n; i++) d[i] = s[i];
 }
 
+/* One innermost run: n elements with strides ds / ss. */
 static void copy_run(size_t es, int64_t n, char *d, int64_t ds, const char *s, int64_t ss) {
     if (ds == 1 && ss == 1) {
         copy_bytes(d, s, (size_t)n * es);
