@@ -249,6 +249,143 @@ out:
     free(xr);
 }
 
+/* An optimizer-like window: parameters updated in place (p, m) beside a scalar's own math, a parameter read again
+ * after its update (x: must keep its memory) and a plain node updating its operand (h). The planner's answers are
+ * checked, then the results against a C reference with results sharing their arguments' buffers. */
+static void build_update(tt_ir_builder *b) {
+    enum { N = 50000 };
+    tt_ir_value p = tt_ir_param(b, TT_F32, 1, DIMS(N)), g = tt_ir_param(b, TT_F32, 1, DIMS(N));
+    tt_ir_value m = tt_ir_param(b, TT_F32, 1, DIMS(N)), x = tt_ir_param(b, TT_F32, 1, DIMS(N));
+    tt_ir_value lr = tt_ir_scalar_param(b, TT_F32);
+    tt_ir_value m2 = tt_ir_binary(b, TT_OP_ADD, tt_ir_binary(b, TT_OP_MULTIPLY, m, kf(b, m, 0.75)),
+                                  tt_ir_binary(b, TT_OP_MULTIPLY, g, kf(b, g, 0.25)));
+    tt_ir_value lr2 = tt_ir_binary(b, TT_OP_MULTIPLY, lr, tt_ir_constant_scalar(b, TT_F32, 2.0)); /* beside */
+    tt_ir_value step = tt_ir_binary(b, TT_OP_MULTIPLY, m2, tt_ir_broadcast_in_dim(b, lr2, 1, DIMS(N), NULL));
+    tt_ir_value p2 = tt_ir_binary(b, TT_OP_SUBTRACT, p, step);
+    tt_ir_value x2 = tt_ir_binary(b, TT_OP_MULTIPLY, x, p2);      /* x's update ... */
+    tt_ir_value x3 = tt_ir_binary(b, TT_OP_ADD, x, kf(b, x, 1.0)); /* ... and a later read of the old x */
+    tt_ir_builder_add_output(b, p2);
+    tt_ir_builder_add_output(b, m2);
+    tt_ir_builder_add_output(b, x2);
+    tt_ir_builder_add_output(b, x3);
+}
+
+static void test_an_update_writes_its_parameters_in_place_only_when_nothing_reads_them_later(void) {
+    enum { N = 50000 };
+    tt_ir_builder *b = tt_ir_builder_create();
+    build_update(b);
+    tt_ir_program *p = NULL;
+    TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+    tt_ir_builder_destroy(b);
+    if (!p) return;
+    tt_host_fusion *f = NULL;
+    TT_CHECK_OK(tt_host_fuse_plan(p, &f));
+    TT_CHECK(tt_host_fuse_n_groups(f) == 1); /* the scalar's multiply runs beside the group */
+    tt_ir_value P = p->params[0], M = p->params[2], X = p->params[3];
+    TT_CHECK(tt_host_fuse_may_overwrite(f, p, p->outputs[0], P));
+    TT_CHECK(tt_host_fuse_may_overwrite(f, p, p->outputs[1], M));
+    TT_CHECK(!tt_host_fuse_may_overwrite(f, p, p->outputs[2], X)); /* x is read after x2 is written */
+    TT_CHECK(tt_host_fuse_may_overwrite(f, p, p->outputs[0], M));  /* m is read before p2 is written */
+    TT_CHECK(!tt_host_fuse_may_overwrite(f, p, p->outputs[1], X)); /* nor x by m2 */
+    tt_host_fuse_free(f);
+    /* A plain node (a group of one is dissolved) may overwrite its operand; a node reading it twice too. */
+    b = tt_ir_builder_create();
+    tt_ir_value h = tt_ir_param(b, TT_F32, 1, DIMS(N));
+    tt_ir_builder_add_output(b, tt_ir_binary(b, TT_OP_MULTIPLY, h, h));
+    tt_ir_program *q = NULL;
+    TT_CHECK_OK(tt_ir_builder_finish(b, &q));
+    tt_ir_builder_destroy(b);
+    if (q) {
+        TT_CHECK_OK(tt_host_fuse_plan(q, &f));
+        TT_CHECK(tt_host_fuse_n_groups(f) == 0 && tt_host_fuse_may_overwrite(f, q, q->outputs[0], q->params[0]));
+        tt_host_fuse_free(f);
+        tt_ir_program_destroy(q);
+    }
+
+    float *in[4], *got[4];
+    for (int k = 0; k < 4; k++) {
+        in[k] = malloc(N * sizeof(float));
+        got[k] = malloc(N * sizeof(float));
+    }
+    tt_executable *exe = NULL;
+    TT_CHECK_OK(drv()->iface.compile(drv()->ctx, p, &exe));
+    if (!exe || !in[0] || !in[1] || !in[2] || !in[3] || !got[0] || !got[1] || !got[2] || !got[3]) goto out;
+    for (int i = 0; i < N; i++) {
+        in[0][i] = (float)(i % 97) * 0.125f;
+        in[1][i] = (float)(i % 13) - 6.0f;
+        in[2][i] = (float)(i % 7) * 0.5f;
+        in[3][i] = (float)(i % 5) + 1.0f;
+    }
+    tt_exec_arg a[5], res[4];
+    memset(a, 0, sizeof a);
+    memset(res, 0, sizeof res);
+    for (int k = 0; k < 4; k++) {
+        a[k].buffer = upload(in[k], N * sizeof(float));
+        a[k].strides[0] = 1;
+    }
+    a[4].f = 0.5; /* lr */
+    res[0] = a[0]; /* p2 into p, m2 into m, x2 into x (declined: copied after), x3 fresh */
+    res[1] = a[2];
+    res[2] = a[3];
+    res[3].buffer = upload(NULL, N * sizeof(float));
+    res[3].strides[0] = 1;
+    TT_CHECK_OK(drv()->iface.execute(drv()->ctx, 0, exe, a, 5, res, 4));
+    for (int k = 0; k < 4; k++)
+        TT_CHECK_OK(drv()->iface.read(drv()->ctx, res[k].buffer, 0, got[k], N * sizeof(float)));
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+        float m2 = in[2][i] * 0.75f + in[1][i] * 0.25f, p2 = in[0][i] - m2 * 1.0f;
+        bad += got[0][i] != p2 || got[1][i] != m2 || got[2][i] != in[3][i] * p2 || got[3][i] != in[3][i] + 1.0f;
+    }
+    TT_CHECK(bad == 0);
+    for (int k = 0; k < 4; k++) drv()->iface.buffer_free(drv()->ctx, a[k].buffer);
+    drv()->iface.buffer_free(drv()->ctx, res[3].buffer);
+out:
+    if (exe) drv()->iface.executable_free(drv()->ctx, exe);
+    for (int k = 0; k < 4; k++) {
+        free(in[k]);
+        free(got[k]);
+    }
+    tt_ir_program_destroy(p);
+}
+
+/* A plain reshape shares its operand's memory: the operand stays alive as long as the reshape is read, even when
+ * values made in between would like its place in the arena. */
+static void test_a_reshape_shares_its_operands_memory_while_it_is_read(void) {
+    enum { R = 32, C = 128 };
+    float *x = malloc(R * C * sizeof *x), *got = malloc(R * C * sizeof *got);
+    if (!x || !got) goto out;
+    for (int i = 0; i < R * C; i++) x[i] = (float)(i % 29) * 0.25f - 3.0f;
+    for (int pass = 0; pass < 2; pass++) { /* the interpreter alone (every reshape plain), then fused */
+        setenv("TORCHTPU_HOST_FUSE", pass ? "1" : "0", 1);
+        tt_ir_builder *b = tt_ir_builder_create();
+        tt_ir_value xv = tt_ir_param(b, TT_F32, 2, DIMS(R, C));
+        tt_ir_value y = tt_ir_unary(b, TT_OP_NEGATE, xv);
+        tt_ir_value r = tt_ir_reshape(b, tt_ir_reshape(b, y, 1, DIMS(R * C)), 2, DIMS(C, R)); /* a chain */
+        /* values made and dropped while r waits: sums over rows, broadcast back */
+        tt_ir_value s1 = tt_ir_reduce(b, TT_REDUCE_ADD, tt_ir_binary(b, TT_OP_MULTIPLY, xv, xv), 1, DIMS(1));
+        tt_ir_value t = tt_ir_binary(b, TT_OP_ADD, tt_ir_transpose(b, xv, DIMS(1, 0)),
+                                     tt_ir_broadcast_in_dim(b, s1, 2, DIMS(C, R), DIMS(1)));
+        tt_ir_builder_add_output(b, tt_ir_binary(b, TT_OP_ADD, r, t));
+        float *outs[1] = {got};
+        const void *in[1] = {x};
+        TT_CHECK_OK(run(b, in, (void *const *)outs));
+        int bad = 0;
+        for (int i = 0; i < C; i++)
+            for (int j = 0; j < R; j++) {
+                float sum = 0;
+                for (int k = 0; k < C; k++) sum += x[j * C + k] * x[j * C + k];
+                float want = -x[i * R + j] + (x[j * C + i] + sum);
+                bad += fabsf(got[i * R + j] - want) > 1e-3f * (fabsf(want) + 1.0f);
+            }
+        TT_CHECK(bad == 0);
+    }
+    unsetenv("TORCHTPU_HOST_FUSE");
+out:
+    free(x);
+    free(got);
+}
+
 /* A row-blocked program (layer_norm shape) updating its input in place: each block reads its rows before it
  * writes them, so the result equals the plain interpreter's. */
 static void test_row_blocks_update_an_input_in_place_like_the_whole_program(void) {
@@ -524,6 +661,10 @@ int main(void) {
         {"results are written directly unless they alias", test_results_are_written_directly_unless_they_alias},
         {"row blocks update an input in place like the whole program",
          test_row_blocks_update_an_input_in_place_like_the_whole_program},
+        {"an update writes its parameters in place only when nothing reads them later",
+         test_an_update_writes_its_parameters_in_place_only_when_nothing_reads_them_later},
+        {"a reshape shares its operand's memory while it is read",
+         test_a_reshape_shares_its_operands_memory_while_it_is_read},
         {"row reductions over the last dim take the lane kernels",
          test_row_reductions_over_the_last_dim_take_the_lane_kernels},
         {"the planners fuse whole chains and find row blocks", test_the_planners_fuse_whole_chains_and_find_row_blocks},

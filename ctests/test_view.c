@@ -146,6 +146,30 @@ static void test_views_outside_the_storage_are_refused_and_build_nothing(void) {
 
 /* Every view of many random (offset, dims, strides) in bounds reads and writes as defined (boxes or not), and
  * every box's elements are distinct when written without broadcast dims (nesting means no overlap). */
+/* k of a fused qkv ([2, 4, 3 x 4] as 96 floats: x[:, :, 4:8]) starts mid-row and its box overhangs the end: it is
+ * read as a reshape of the whole value and one slice, no padded copy of the range. */
+static void test_a_view_starting_mid_row_reads_without_padding(void) {
+    float flat[N];
+    fill(flat);
+    const view k = {4, 3, {2, 4, 4}, {48, 12, 1}};
+    TT_CHECK(read_matches(&k, flat));
+    tt_ir_builder *b = tt_ir_builder_create();
+    int64_t n = N;
+    tt_ir_value x = tt_ir_param(b, TT_F32, 1, &n), y = TT_IR_NONE;
+    TT_CHECK_OK(tt_ir_view_read(b, x, k.offset, k.rank, k.dims, k.strides, &y));
+    tt_ir_builder_add_output(b, y);
+    tt_ir_program *p = NULL;
+    TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+    tt_ir_builder_destroy(b);
+    int pads = 0, slices = 0;
+    for (int32_t i = 0; p && i < p->n_nodes; i++) {
+        pads += p->nodes[i].op == TT_OP_PAD;
+        slices += p->nodes[i].op == TT_OP_SLICE;
+    }
+    TT_CHECK(p && pads == 0 && slices == 1);
+    tt_ir_program_destroy(p);
+}
+
 static void test_random_views_match_the_definition(void) {
     float flat[N];
     fill(flat);
@@ -195,6 +219,7 @@ static const tt_test_case cases[] = {
     {"views that are not boxes are gathers and scatters", test_views_that_are_not_boxes_are_gathers_and_scatters},
     {"views outside the storage are refused and build nothing",
      test_views_outside_the_storage_are_refused_and_build_nothing},
+    {"a view starting mid-row reads without padding", test_a_view_starting_mid_row_reads_without_padding},
     {"random views match the definition", test_random_views_match_the_definition},
     {NULL, NULL},
 };

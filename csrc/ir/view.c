@@ -10,7 +10,9 @@
  * slice 0:len{i}*k{i}:k{i} of each dim, with steps k{i} = s{i} / P{i} (1, but for the innermost dim and L): a slice,
  * a reshape, a transpose back to the view's dim order and a broadcast for stride-0 dims. Contiguous views, slices
  * with steps (also across a transpose: x.t()[1:4:2]), select, diagonal and expand all nest; overlapping windows
- * (unfold) and strides that do not divide do not (UNSUPPORTED). A write runs the same path backwards: the update
+ * (unfold) and strides that do not divide do not (UNSUPPORTED). A read whose box fits the whole value reshaped
+ * ([n / P0, P0/P1, ...], the view starting at some index of it) is that reshape and one slice, with no copy of the
+ * range (k of a fused qkv: its box overhangs the end by the offset). A write runs the same path backwards: the update
  * padded (with interior padding for steps) into the box, a mask likewise, selected over the old value. */
 #include <string.h>
 
@@ -104,6 +106,23 @@ static tt_ir_value flat_range(tt_ir_builder *b, tt_ir_value x, int64_t n, int64_
     }
     int64_t start = offset, limit = end;
     return tt_ir_slice(b, x, &start, &limit, NULL);
+}
+
+/* The whole flat value as a box of the plan's periods, [n / P0, P0/P1, ...], and the view's start in it, when n
+ * divides and the view lies inside the box from there: then a read is a reshape and one slice (a view that starts
+ * mid-row, like k of a fused qkv, needs no padded copy of the range). */
+static bool whole_box(int64_t n, int64_t offset, const view_plan *p, int64_t *box, int64_t *start) {
+    int64_t period0 = p->k == 1 ? 1 : p->stride[0];
+    if (n % period0) return false;
+    int64_t rem = offset;
+    for (int32_t i = 0; i < p->k; i++) {
+        int64_t period = i == p->k - 1 ? 1 : p->stride[i];
+        box[i] = i == 0 ? n / period0 : p->factor[i];
+        start[i] = rem / period;
+        rem %= period;
+        if (start[i] + (p->len[i] - 1) * p->step[i] >= box[i]) return false;
+    }
+    return true;
 }
 
 tt_ir_attrs tt_ir_gather_elements_attrs(int32_t index_vector_dim) {
@@ -201,14 +220,19 @@ tt_status tt_ir_view_read(tt_ir_builder *b, tt_ir_value flat, int64_t offset, in
         *out = tt_ir_reshape(b, flat, rank, dims);
         return tt_ir_builder_status(b);
     }
-    tt_ir_value x = flat_range(b, flat, n, offset, p.span);
+    tt_ir_value x = flat;
     if (p.k > 0) {
-        int64_t start[TT_MAX_RANK] = {0}, limit[TT_MAX_RANK];
-        x = tt_ir_reshape(b, x, p.k, p.factor);
+        int64_t start[TT_MAX_RANK] = {0}, limit[TT_MAX_RANK], box[TT_MAX_RANK];
+        if (!whole_box(n, offset, &p, box, start)) {
+            x = flat_range(b, flat, n, offset, p.span);
+            memcpy(box, p.factor, sizeof box);
+            memset(start, 0, sizeof start);
+        }
+        x = tt_ir_reshape(b, x, p.k, box);
         bool whole = true;
         for (int32_t i = 0; i < p.k; i++) {
-            limit[i] = (p.len[i] - 1) * p.step[i] + 1;
-            whole = whole && limit[i] == p.factor[i] && p.step[i] == 1;
+            limit[i] = start[i] + (p.len[i] - 1) * p.step[i] + 1;
+            whole = whole && start[i] == 0 && limit[i] == box[i] && p.step[i] == 1;
         }
         if (!whole) x = tt_ir_slice(b, x, start, limit, p.step);
         /* back to the view's dim order: output dim j is the kept dim with the j-th smallest view index */
@@ -223,7 +247,7 @@ tt_status tt_ir_view_read(tt_ir_builder *b, tt_ir_value flat, int64_t offset, in
                 }
         if (!identity) x = tt_ir_transpose(b, x, perm);
     } else {
-        x = tt_ir_reshape(b, x, 0, NULL);
+        x = tt_ir_reshape(b, flat_range(b, flat, n, offset, p.span), 0, NULL);
     }
     /* size-1 and broadcast dims back in */
     int64_t shape[TT_MAX_RANK];

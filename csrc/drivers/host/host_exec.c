@@ -141,6 +141,17 @@ static tt_status check_supported(const tt_ir_program *p) {
     return TT_OK;
 }
 
+static bool is_output(const tt_ir_program *p, tt_ir_value v) {
+    for (int32_t o = 0; o < p->n_outputs; o++)
+        if (p->outputs[o] == v) return true;
+    return false;
+}
+
+/* A reshape run by the interpreter (not in a fused group) whose result is not a program output. */
+static bool reshape_aliases(const tt_ir_program *p, const tt_host_fusion *f, int32_t k) {
+    return p->nodes[k].op == TT_OP_RESHAPE && tt_host_fuse_group_of(f, k) < 0 && !is_output(p, p->nodes[k].outputs[0]);
+}
+
 static tt_status compile_impl(tt_ir_program *p, bool chunk, tt_executable **out) {
     *out = NULL;
     if (!p) return tt_error(TT_STATUS_INVALID_ARGUMENT, "host compile: NULL program");
@@ -175,6 +186,13 @@ static tt_status compile_impl(tt_ir_program *p, bool chunk, tt_executable **out)
         }
     }
     for (int32_t o = 0; o < p->n_outputs; o++) last[p->outputs[o]] = nn;
+    /* A plain reshape that is not an output takes its operand's memory (values are never written after they are
+     * made): no slot, and the operand lives as long as the reshape does (backwards, so chains pass it on). */
+    for (int32_t k = nn - 1; k >= 0; k--)
+        if (reshape_aliases(p, e->fusion, k)) {
+            tt_ir_value x = p->operands[p->nodes[k].inputs_offset], r = p->nodes[k].outputs[0];
+            if (last[r] > last[x]) last[x] = last[r];
+        }
     for (int32_t k = 0; k < nn; k++) /* dot_only: set by a dot's use, cleared by any other (outputs included) */
         for (int32_t i = 0; i < p->nodes[k].n_inputs; i++) e->dot_only[p->operands[p->nodes[k].inputs_offset + i]] = true;
     for (int32_t k = 0; k < nn; k++)
@@ -193,6 +211,7 @@ static tt_status compile_impl(tt_ir_program *p, bool chunk, tt_executable **out)
         for (int32_t o = 0; o < n->n_outputs; o++) {
             tt_ir_value v = n->outputs[o];
             if (tt_host_fuse_internal(e->fusion, v)) continue; /* lives only in tiles */
+            if (reshape_aliases(p, e->fusion, k)) continue;
             int64_t size = (int64_t)round64(value_bytes(p, v));
             if (n->op == TT_OP_PARAMETER) {
                 /* Read in place; a slot only when it is a program output (copied before results are written,
@@ -400,6 +419,19 @@ static tt_status run_heavy(const tt_ir_program *p, const tt_ir_node *n, void *co
     }
 }
 
+/* Which arguments and results use a buffer: a table by address (open addressing), so that checking every
+ * result against every argument stays linear in a window of hundreds of each. */
+typedef struct buf_use {
+    const tt_buffer *buf;
+    int32_t n_args, arg, n_results; /* arg: the first argument using it */
+} buf_use;
+
+static buf_use *buf_find(buf_use *t, uint32_t mask, const tt_buffer *b) {
+    uint32_t h = (uint32_t)(((uintptr_t)b >> 4) * 0x9E3779B1u) & mask;
+    while (t[h].buf && t[h].buf != b) h = (h + 1) & mask;
+    return &t[h];
+}
+
 static tt_status run_node(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch) {
     switch (n->op) {
     case TT_OP_PARAMETER:
@@ -479,6 +511,11 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
     dot_views dv;
     dv.n = 0;
     tt_status st = TT_OK;
+    bool direct_few[64];
+    bool *direct = direct_few; /* per result: computed in place */
+    buf_use uses_few[256];
+    buf_use *uses = NULL; /* uses_few, or a heap table for a big launch */
+    uint32_t mask = 15;
     if (n_args > 16) {
         gath = malloc((size_t)n_args * sizeof *gath);
         if (!gath) {
@@ -489,19 +526,45 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
     for (int32_t v = 0; v < p->n_values; v++)
         vals[v] = e->fixed[v] ? (void *)(uintptr_t)e->fixed[v] : e->slot[v] != NO_SLOT ? slots + e->slot[v] : NULL;
     /* Outputs computed straight into their result buffers (saves a full copy and keeps the arena small in cache):
-     * a node's value, once, into a contiguous view of a buffer that no argument and no other result uses. */
-    uint64_t direct = 0;
-    for (int32_t o = 0; o < n_results && o < 64; o++) {
+     * a node's value, once, into a contiguous view of a buffer that no other result uses and no argument either,
+     * except the one argument it updates in place (the same view) when the plan allows (an optimizer's
+     * param.mul_(...)): the parameter is then read in place too. */
+    while (mask < 2u * (uint32_t)(n_args + n_results)) mask = mask * 2 + 1;
+    uses = mask < 256 ? uses_few : calloc((size_t)mask + 1, sizeof *uses);
+    if (n_results > 64) direct = calloc((size_t)n_results, sizeof *direct);
+    if (!direct || !uses) {
+        st = tt_error(TT_STATUS_OUT_OF_MEMORY, "host execute: out of host memory");
+        goto done;
+    }
+    if (uses == uses_few) memset(uses_few, 0, ((size_t)mask + 1) * sizeof *uses);
+    for (int32_t i = 0; i < n_args; i++) {
+        if (!args[i].buffer) continue; /* a scalar */
+        buf_use *u = buf_find(uses, mask, args[i].buffer);
+        u->buf = args[i].buffer;
+        if (u->n_args++ == 0) u->arg = i;
+    }
+    for (int32_t o = 0; o < n_results; o++) {
+        buf_use *u = buf_find(uses, mask, results[o].buffer);
+        u->buf = results[o].buffer;
+        u->n_results++;
+    }
+    for (int32_t o = 0; o < n_results; o++) {
+        direct[o] = false;
         tt_ir_value v = p->outputs[o];
         tt_ir_op op = p->nodes[p->value_node[v]].op;
         if (op == TT_OP_PARAMETER || op == TT_OP_SCALAR_PARAMETER || op == TT_OP_CONSTANT) continue;
         if (tt_host_numel(&p->types[v]) == 0 || !view_contiguous(&p->types[v], results[o].strides)) continue;
-        bool ok = true;
-        for (int32_t i = 0; ok && i < n_args; i++) ok = args[i].buffer != results[o].buffer;
-        for (int32_t o2 = 0; ok && o2 < n_results; o2++)
-            ok = o2 == o || (results[o2].buffer != results[o].buffer && p->outputs[o2] != v);
+        if (vals[v] != (e->slot[v] != NO_SLOT ? slots + e->slot[v] : NULL)) continue; /* an earlier result has it */
+        const buf_use *u = buf_find(uses, mask, results[o].buffer);
+        bool ok = u->n_results == 1 && u->n_args <= 1;
+        if (ok && u->n_args == 1) {
+            int32_t i = u->arg;
+            ok = args[i].offset == results[o].offset && p->nodes[p->value_node[p->params[i]]].op == TT_OP_PARAMETER &&
+                 view_contiguous(&p->types[p->params[i]], args[i].strides) &&
+                 tt_host_fuse_may_overwrite(e->fusion, p, v, p->params[i]);
+        }
         if (!ok) continue;
-        direct |= (uint64_t)1 << o;
+        direct[o] = true;
         vals[v] = (char *)tt_host_buffer_data(results[o].buffer) +
                   results[o].offset * (int64_t)tt_dtype_size(p->types[v].dtype);
     }
@@ -554,6 +617,8 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
         int32_t g = tt_host_fuse_group_of(e->fusion, k);
         if (g >= 0) {
             if (tt_host_fuse_exec_node(e->fusion, g) == k) st = tt_host_fuse_run(e->fusion, g, p, vals, scratch);
+        } else if (n->op == TT_OP_RESHAPE && !vals[n->outputs[0]]) {
+            vals[n->outputs[0]] = vals[p->operands[n->inputs_offset]]; /* the same bytes (reshape_aliases) */
         } else if (dv.n && n->op == TT_OP_DOT_GENERAL &&
                    (dot_view_perm(&dv, p->operands[n->inputs_offset]) ||
                     dot_view_perm(&dv, p->operands[n->inputs_offset + 1]))) {
@@ -572,7 +637,7 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
     }
     /* Every output is final in a temporary (or a private copy); now write the results. */
     for (int32_t o = 0; o < n_results; o++) {
-        if (o < 64 && (direct >> o & 1)) continue;
+        if (direct[o]) continue;
         tt_ir_value v = p->outputs[o];
         const tt_ir_type *t = &p->types[v];
         int64_t cs[TT_MAX_RANK];
@@ -581,6 +646,8 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
                              results[o].offset, results[o].strides, vals[v], 0, cs);
     }
 done:
+    if (direct != direct_few) free(direct); /* accepts NULL */
+    if (uses != uses_few) free(uses);
     for (int32_t i = 0; i < n_gath; i++) free(gath[i]);
     if (gath != gathered) free(gath);
     if (owned) free(arena);

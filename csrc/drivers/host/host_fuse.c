@@ -26,6 +26,7 @@
 
 #define TILE 1024
 #define MAX_PARTS 64
+#define MAX_KEPT_SPLATS 16
 
 typedef enum step_kind { S_LOAD, S_SPLAT, S_BCAST, S_EW, S_CONVERT, S_SELECT } step_kind;
 
@@ -62,13 +63,23 @@ typedef struct fgroup {
     int32_t *out_vid;
     int32_t max_parts;
     size_t part_bytes;
+    bool splat_per_tile; /* splats refilled every tile (many of them), else kept per part */
 } fgroup;
+
+/* In-place results: a unit is a group (its index) or a plain elementwise node (n_groups + node); a site is
+ * unit << 32 | step (0 for a plain node). Within a unit every element is read and written at its own index, one
+ * tile at a time, so a value written at a step no earlier than the last read of a parameter may take that
+ * parameter's memory. */
+#define NO_SITE (-1)
+#define NEVER (-2)
 
 struct tt_host_fusion {
     int32_t n_groups;
     fgroup *groups;
     int32_t *group_of;   /* per node: group or -1 */
     bool *internal;      /* per value: lives only in tiles */
+    int64_t *written_at; /* per value: the site computing it, element by element, or NO_SITE */
+    int64_t *read_until; /* per parameter value: the last site reading it (all in one unit), NO_SITE or NEVER */
 };
 
 static bool fusible(const tt_ir_program *p, const tt_ir_node *n) {
@@ -243,6 +254,8 @@ void tt_host_fuse_free(tt_host_fusion *f) {
     free(f->groups);
     free(f->group_of);
     free(f->internal);
+    free(f->written_at);
+    free(f->read_until);
     free(f);
 }
 
@@ -313,7 +326,24 @@ static bool close_group(tt_host_fusion *f, const tt_ir_program *p, int32_t gi, c
             p->types[g->outs[st->first_out]].dtype == st->out_dt && native(st->out_dt))
             vd->direct_out = g->outs[st->first_out];
     }
-    /* Tile buffers by liveness; an op may write over an operand that dies at it (in-place safe). */
+    /* Sites for in-place results: computing steps write their outputs (in place or stored right after); a
+     * parameter is read at its load (into a tile buffer) or, loaded in place, until its last reader. */
+    for (int32_t s = 0; s < g->n_steps; s++) {
+        const fstep *st = &g->steps[s];
+        int64_t site = (int64_t)gi << 32 | s;
+        if (st->kind == S_EW || st->kind == S_CONVERT || st->kind == S_SELECT)
+            for (int32_t k = st->first_out; k < st->first_out + st->n_out; k++) f->written_at[g->outs[k]] = site;
+        if (st->kind > S_BCAST || p->nodes[p->value_node[st->src]].op != TT_OP_PARAMETER) continue;
+        if (st->kind != S_LOAD) f->read_until[st->src] = NEVER; /* read through index math: any element */
+        else if (f->read_until[st->src] != NEVER)
+            f->read_until[st->src] = (int64_t)gi << 32 | (g->vids[s].direct_in ? g->vids[s].last : s);
+    }
+    /* Tile buffers by liveness; an op may write over an operand that dies at it (in-place safe). A few splats
+     * keep a buffer each, filled once per part; many (an optimizer window: scalars of every op of every
+     * parameter) are refilled per tile like other values, or their buffers would take the cache. */
+    int32_t n_splats = 0;
+    for (int32_t s = 0; s < g->n_steps; s++) n_splats += g->steps[s].kind == S_SPLAT;
+    g->splat_per_tile = n_splats > MAX_KEPT_SPLATS;
     int32_t *free_list = malloc((size_t)g->n_steps * sizeof *free_list);
     if (!free_list) return false;
     int32_t n_free = 0, n_bufs = 0;
@@ -323,12 +353,12 @@ static bool close_group(tt_host_fusion *f, const tt_ir_program *p, int32_t gi, c
             fvid *iv = &g->vids[st->in[i]];
             bool dup = false;
             for (int32_t j = 0; j < i; j++) dup |= st->in[j] == st->in[i];
-            bool kept = g->steps[st->in[i]].kind == S_SPLAT;
+            bool kept = !g->splat_per_tile && g->steps[st->in[i]].kind == S_SPLAT;
             if (!dup && !kept && iv->last == s && iv->buf >= 0) free_list[n_free++] = iv->buf;
         }
         fvid *vd = &g->vids[s];
         if (vd->direct_in || vd->direct_out >= 0) continue;
-        if (st->kind == S_SPLAT) {
+        if (st->kind == S_SPLAT && !g->splat_per_tile) {
             vd->buf = n_bufs++; /* its own buffer, filled once per part */
             continue;
         }
@@ -347,6 +377,43 @@ static bool close_group(tt_host_fusion *f, const tt_ir_program *p, int32_t gi, c
     return true;
 }
 
+/* The in-place sites of plain elementwise nodes (math the host kernels run index by index, operand and result of
+ * one type), then every parameter's readers: all in one unit, and not a program output, or it keeps its memory. */
+static void plan_plain_sites(tt_host_fusion *f, const tt_ir_program *p) {
+    int64_t plain = f->n_groups;
+    for (int32_t k = 0; k < p->n_nodes; k++) {
+        const tt_ir_node *n = &p->nodes[k];
+        if (f->group_of[k] >= 0 || !fusible(p, n) || n->op == TT_OP_RESHAPE || n->op == TT_OP_BROADCAST_IN_DIM ||
+            n->op == TT_OP_CONVERT || n->op == TT_OP_SELECT)
+            continue;
+        int64_t site = (plain + k) << 32;
+        f->written_at[n->outputs[0]] = site;
+        for (int32_t i = 0; i < n->n_inputs; i++) {
+            tt_ir_value v = p->operands[n->inputs_offset + i];
+            if (p->nodes[p->value_node[v]].op != TT_OP_PARAMETER || f->read_until[v] == NEVER) continue;
+            f->read_until[v] = needs_external(p, n, i) ? NEVER : site;
+        }
+    }
+    for (int32_t k = 0; k < p->n_nodes; k++) {
+        const tt_ir_node *n = &p->nodes[k];
+        int64_t u = f->group_of[k] >= 0 ? f->group_of[k] : plain + k;
+        for (int32_t i = 0; i < n->n_inputs; i++) {
+            tt_ir_value v = p->operands[n->inputs_offset + i];
+            if (f->read_until[v] >= 0 && (f->read_until[v] >> 32) != u) f->read_until[v] = NEVER;
+        }
+    }
+    for (int32_t o = 0; o < p->n_outputs; o++)
+        if (f->read_until[p->outputs[o]] != NO_SITE) f->read_until[p->outputs[o]] = NEVER;
+}
+
+bool tt_host_fuse_may_overwrite(const tt_host_fusion *f, const tt_ir_program *p, tt_ir_value out, tt_ir_value param) {
+    if (!f || f->written_at[out] < 0 || f->read_until[param] < 0) return false;
+    const tt_ir_type *a = &p->types[out], *b = &p->types[param];
+    return (f->written_at[out] >> 32) == (f->read_until[param] >> 32) &&
+           (f->read_until[param] & 0xffffffff) <= (f->written_at[out] & 0xffffffff) && a->dtype == b->dtype &&
+           tt_host_numel(a) == tt_host_numel(b);
+}
+
 tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
     *out = NULL;
     int32_t nn = p->n_nodes, nv = p->n_values;
@@ -358,8 +425,11 @@ tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
     f->groups = calloc((size_t)nn + 1, sizeof *f->groups);
     f->group_of = malloc(((size_t)nn + 1) * sizeof *f->group_of);
     f->internal = calloc((size_t)nv + 1, sizeof *f->internal);
-    if (!f->groups || !f->group_of || !f->internal) goto oom;
+    f->written_at = malloc(((size_t)nv + 1) * sizeof *f->written_at);
+    f->read_until = malloc(((size_t)nv + 1) * sizeof *f->read_until);
+    if (!f->groups || !f->group_of || !f->internal || !f->written_at || !f->read_until) goto oom;
     for (int32_t v = 0; v < nv; v++) vid_of[v] = -1;
+    for (int32_t v = 0; v < nv; v++) f->written_at[v] = f->read_until[v] = NO_SITE;
     /* TORCHTPU_HOST_FUSE=0 turns fusion off (read per compile: tests compare both paths). */
     const char *env = getenv("TORCHTPU_HOST_FUSE");
     bool enabled = !(env && env[0] == '0' && env[1] == 0);
@@ -371,10 +441,18 @@ tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
         f->group_of[k] = -1;
         bool fuse = enabled && fusible(p, n);
         int64_t cnt = fuse ? tt_host_numel(&p->types[n->outputs[0]]) : 0;
-        bool close = open >= 0 && fuse && f->groups[open].n != cnt;
-        for (int32_t i = 0; open >= 0 && !close && i < n->n_inputs; i++) {
+        bool reads_open = false, close = false;
+        for (int32_t i = 0; open >= 0 && i < n->n_inputs; i++) {
             int32_t src = p->value_node[p->operands[n->inputs_offset + i]];
-            if (f->group_of[src] == open && (!fuse || needs_external(p, n, i))) close = true;
+            if (f->group_of[src] != open) continue;
+            reads_open = true;
+            close |= !fuse || needs_external(p, n, i);
+        }
+        if (open >= 0 && fuse && f->groups[open].n != cnt) {
+            /* A small op beside the group (a scalar's math: lerp's weight test, a bias correction) runs alone
+             * before it; the group stays open. */
+            if (!reads_open && cnt <= TILE && cnt < f->groups[open].n) continue;
+            close = true;
         }
         if (close) open = -1;
         if (!fuse) continue;
@@ -410,6 +488,7 @@ tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
         for (int32_t i = 0; i < nm; i++) f->group_of[members[i]] = slot;
         if (!close_group(f, p, slot, members, nm, uses_outside, vid_of)) goto oom;
     }
+    plan_plain_sites(f, p);
     free(members);
     free(uses_outside);
     free(vid_of);
@@ -495,7 +574,7 @@ typedef struct fjob {
     int64_t per_part; /* elements per part, a multiple of TILE */
 } fjob;
 
-/* One tile; first: the part's first tile (splat buffers are filled then and kept). */
+/* One tile: elements [off, off + m) of the group; first: the part's first (kept splat buffers are filled then). */
 TT_HOST_VEC_CLONES static void run_tile(const fjob *j, char *part, int64_t off, int64_t m, bool first) {
     const fgroup *g = j->g;
     const tt_ir_program *p = j->p;
@@ -519,10 +598,10 @@ TT_HOST_VEC_CLONES static void run_tile(const fjob *j, char *part, int64_t off, 
             if (!vd->direct_in) load_class(c, st->in_dt, src + off * (int64_t)tt_dtype_size(st->in_dt), m, o);
             break;
         case S_SPLAT:
-            if (first) {
+            if (g->splat_per_tile || first) {
                 uint64_t one[1];
                 load_class(c, st->in_dt, src, 1, one);
-                splat(c, one, TILE, o);
+                splat(c, one, g->splat_per_tile ? m : TILE, o);
             }
             break;
         case S_BCAST: bcast_tile(st, c, src, off, m, o); break;
@@ -582,8 +661,9 @@ tt_status tt_host_fuse_run(const tt_host_fusion *f, int32_t group, const tt_ir_p
                            void *scratch) {
     const fgroup *g = &f->groups[group];
     int64_t tiles = (g->n + TILE - 1) / TILE;
-    /* Small groups run inline in one part; big ones over up to max_parts parts. */
-    int64_t parts = g->n < TT_HOST_GRAIN ? 1 : g->max_parts;
+    /* Small groups run inline in one part; big ones over up to max_parts parts. Big counts the steps too: an
+     * optimizer's window is one group of hundreds of steps over a few thousand elements. */
+    int64_t parts = g->n * (g->n_steps < 8 ? 1 : g->n_steps / 8) < TT_HOST_GRAIN ? 1 : g->max_parts;
     int64_t per_tiles = (tiles + parts - 1) / parts;
     fjob j = {g, p, vals, scratch, per_tiles * TILE};
     parts = (tiles + per_tiles - 1) / per_tiles;

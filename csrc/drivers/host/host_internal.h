@@ -125,6 +125,10 @@ int32_t tt_host_fuse_group_of(const tt_host_fusion *f, int32_t node);
 int32_t tt_host_fuse_exec_node(const tt_host_fusion *f, int32_t group);
 bool tt_host_fuse_internal(const tt_host_fusion *f, tt_ir_value v);
 size_t tt_host_fuse_scratch_bytes(const tt_host_fusion *f, int32_t group);
+/* Whether value out (computed by a group or a plain elementwise node) may be written into the memory of parameter
+ * value param, viewed the same way: every read of param is at the element's own index, in the same group or node,
+ * no later than out's write (tile by tile), and nothing else reads param. */
+bool tt_host_fuse_may_overwrite(const tt_host_fusion *f, const tt_ir_program *p, tt_ir_value out, tt_ir_value param);
 tt_status tt_host_fuse_run(const tt_host_fusion *f, int32_t group, const tt_ir_program *p, void *const *vals,
                            void *scratch);
 
