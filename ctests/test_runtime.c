@@ -1064,6 +1064,44 @@ static void two_host_devices_and_a_copy_between_them(void) {
     clear_env();
 }
 
+/* The address table: every live storage is found by its address (enough of them to grow the table, on two
+ * devices), a released one is not, a cached buffer taken again is found as its new storage, and a pending
+ * storage by its record's address. */
+static void storages_are_found_by_address_while_they_live(void) {
+    clear_env();
+    setenv("TORCHTPU_HOST_DEVICES", "2", 1);
+    TT_CHECK_OK(tt_rt_init());
+    enum { K = 700 };
+    tt_rt_storage **s = calloc(K, sizeof *s);
+    if (!s) goto out;
+    for (int i = 0; i < K; i++) TT_CHECK_OK(tt_rt_storage_create(i & 1, 64 + (size_t)(i % 5) * 64, &s[i]));
+    int lost = 0;
+    for (int i = 0; i < K; i++) lost += tt_rt_storage_find(tt_rt_storage_address(s[i])) != s[i];
+    TT_CHECK(lost == 0);
+    for (int i = 0; i < K; i += 3) { /* every third, in an order that leaves holes all over the table */
+        void *a = tt_rt_storage_address(s[i]);
+        tt_rt_storage_release(s[i]);
+        s[i] = NULL;
+        lost += tt_rt_storage_find(a) != NULL;
+    }
+    for (int i = 0; i < K; i++) lost += s[i] && tt_rt_storage_find(tt_rt_storage_address(s[i])) != s[i];
+    TT_CHECK(lost == 0);
+    tt_rt_storage *again = NULL, *pending = NULL;
+    TT_CHECK_OK(tt_rt_storage_create(0, 64, &again)); /* from the cache */
+    TT_CHECK(again && tt_rt_storage_find(tt_rt_storage_address(again)) == again);
+    TT_CHECK_OK(tt_rt_set_eager_mode(TT_EAGER_FUSED));
+    TT_CHECK_OK(tt_rt_storage_create_pending(1, 64, &pending));
+    TT_CHECK(pending && tt_rt_storage_find(tt_rt_storage_address(pending)) == pending);
+    tt_rt_storage_release(pending);
+    tt_rt_storage_release(again);
+    TT_CHECK(tt_rt_storage_find(NULL) == NULL);
+    for (int i = 0; i < K; i++) tt_rt_storage_release(s[i]);
+    free(s);
+out:
+    tt_rt_shutdown();
+    clear_env();
+}
+
 static void host_memory_limit_gives_out_of_memory_with_figures(void) {
     clear_env();
     setenv("TORCHTPU_HOST_MEMORY_LIMIT", "4096", 1);
@@ -1506,6 +1544,7 @@ int main(void) {
          an_evicted_executable_lives_until_its_queued_launch_is_done},
         {"cache only mode fails a miss naming the op", cache_only_mode_fails_a_miss_naming_the_op},
         {"cache entries come from the environment", cache_entries_come_from_the_environment},
+        {"storages are found by address while they live", storages_are_found_by_address_while_they_live},
         {"host executables' scratch is counted and freed with the entry",
          host_executables_scratch_is_counted_and_freed_with_the_entry},
         {"device activity records what ran in both modes", device_activity_records_what_ran_in_both_modes},

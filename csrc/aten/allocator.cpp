@@ -3,8 +3,6 @@
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/impl/COW.h>
 
-#include <mutex>
-#include <unordered_map>
 
 #include <unistd.h>
 
@@ -19,31 +17,10 @@ namespace torchtpu {
 thread_local bool t_pending_results = false;
 
 namespace {
-// Live storages by driver address. PyTorch hands some code only a storage's bare address: at::from_blob in
-// UntypedStorage._write_file / _set_from_file (pickle, legacy torch.save), Allocator::copy_data when a
-// copy-on-write storage materializes. The address is never dereferenced; it only finds the storage again.
-std::mutex g_live_mu;
-std::unordered_map<const void*, tt_rt_storage*> g_live;
-
-void live_add(tt_rt_storage* s) {
-    const void* a = tt_rt_storage_address(s);
-    if (!a) return;
-    std::lock_guard<std::mutex> lock(g_live_mu);
-    g_live[a] = s;
-}
-void live_remove(tt_rt_storage* s) {
-    const void* a = tt_rt_storage_address(s);
-    if (!a) return;
-    std::lock_guard<std::mutex> lock(g_live_mu);
-    auto it = g_live.find(a);
-    if (it != g_live.end() && it->second == s) g_live.erase(it);
-}
-tt_rt_storage* live_find(const void* a) {
-    if (!a) return nullptr;
-    std::lock_guard<std::mutex> lock(g_live_mu);
-    auto it = g_live.find(a);
-    return it == g_live.end() ? nullptr : it->second;
-}
+// PyTorch hands some code only a storage's bare address: at::from_blob in UntypedStorage._write_file /
+// _set_from_file (pickle, legacy torch.save), Allocator::copy_data when a copy-on-write storage materializes. The
+// runtime keeps live storages by address (never dereferenced; it only finds the storage again).
+tt_rt_storage* live_find(const void* a) { return a ? tt_rt_storage_find(a) : nullptr; }
 }  // namespace
 // The compile cache's executables keep host scratch arenas (the host driver's devices share them): they are
 // counted as reserved memory of tpu:0, so that torch.accelerator.memory_reserved() shows them.
@@ -83,15 +60,11 @@ std::pair<size_t, size_t> device_memory_info(c10::DeviceIndex device) {
 // DataPtr: data = the driver's buffer address (never dereferenced here), context = the tt_rt_storage.
 struct TpuAllocator final : public c10::DeviceAllocator {
     static void release(void* ctx) {
-        auto* s = static_cast<tt_rt_storage*>(ctx);
-        live_remove(s);
-        tt_rt_storage_release(s);
+        tt_rt_storage_release(static_cast<tt_rt_storage*>(ctx));
     }
     // The deleter of the copy-on-write form (context == data == address, see make_cow_able).
     static void release_by_address(void* address) {
-        tt_rt_storage* s = live_find(address);
-        live_remove(s);
-        tt_rt_storage_release(s);
+        tt_rt_storage_release(live_find(address));
     }
 
     at::DataPtr allocate(size_t nbytes) override { return allocate_on(current_device(), nbytes); }
@@ -101,7 +74,6 @@ struct TpuAllocator final : public c10::DeviceAllocator {
         tt_status st = t_pending_results ? tt_rt_storage_create_pending(dev, nbytes, &s)
                                          : tt_rt_storage_create(dev, nbytes, &s);
         if (st != TT_OK) raise_status(st, "");
-        live_add(s);
         return {tt_rt_storage_address(s), s, &TpuAllocator::release, c10::Device(c10::DeviceType::PrivateUse1, dev)};
     }
     at::DeleterFnPtr raw_deleter() const override { return nullptr; }

@@ -54,6 +54,9 @@ tt_status tt_rt_storage_create_pending(int device, size_t nbytes, tt_rt_storage 
 void tt_rt_storage_retain(tt_rt_storage *s);
 void tt_rt_storage_release(tt_rt_storage *s); /* frees at zero (after queued work that uses it); accepts NULL */
 void *tt_rt_storage_address(const tt_rt_storage *s); /* the driver's buffer address (for DataPtr); never dereference */
+/* The live storage whose tt_rt_storage_address is address (until its last reference goes), or NULL. No reference
+ * is taken: the caller holds one some other way (a DataPtr). */
+tt_rt_storage *tt_rt_storage_find(const void *address);
 size_t tt_rt_storage_nbytes(const tt_rt_storage *s);
 int tt_rt_storage_device(const tt_rt_storage *s);
 

@@ -261,6 +261,10 @@ typedef struct tt_rt_device_mem {
     pthread_mutex_t mu;
     bool mu_ready;
     tt_rt_storage *free_lists[TT_RT_N_CLASSES];
+    /* Live storages by address, for tt_rt_storage_find (the shim meets bare DataPtr addresses): open addressing
+     * with linear probing, under mu, kept in the critical sections the cache already has. */
+    struct tt_rt_live_slot *live;
+    size_t live_cap, live_n;
 } tt_rt_device_mem;
 
 typedef struct tt_rt_state {

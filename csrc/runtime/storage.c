@@ -45,9 +45,86 @@ static void buffer_return(tt_rt_storage *s) {
     free(s);
 }
 
+/* ---- live storages by address ---- */
+typedef struct tt_rt_live_slot {
+    const void *addr; /* NULL: empty */
+    tt_rt_storage *s;
+} tt_rt_live_slot;
+
+static size_t live_home(const void *a, size_t mask) {
+    return (size_t)((((uint64_t)(uintptr_t)a >> 4) * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+
+/* Caller holds m->mu. False when growing the table ran out of host memory. */
+static bool live_insert_locked(tt_rt_device_mem *m, tt_rt_storage *s) {
+    if ((m->live_n + 1) * 4 > m->live_cap * 3) {
+        size_t cap = m->live_cap ? m->live_cap * 2 : 256;
+        tt_rt_live_slot *t = calloc(cap, sizeof *t);
+        if (!t) return false;
+        for (size_t i = 0; i < m->live_cap; i++) {
+            if (!m->live[i].addr) continue;
+            size_t h = live_home(m->live[i].addr, cap - 1);
+            while (t[h].addr) h = (h + 1) & (cap - 1);
+            t[h] = m->live[i];
+        }
+        free(m->live);
+        m->live = t;
+        m->live_cap = cap;
+    }
+    size_t mask = m->live_cap - 1, h = live_home(s->address, mask);
+    while (m->live[h].addr) h = (h + 1) & mask;
+    m->live[h] = (tt_rt_live_slot){s->address, s};
+    m->live_n++;
+    return true;
+}
+
+/* Caller holds m->mu. Backward-shift deletion: no tombstones, every probe run stays unbroken. */
+static void live_remove_locked(tt_rt_device_mem *m, const tt_rt_storage *s) {
+    if (!m->live_cap) return;
+    size_t mask = m->live_cap - 1, h = live_home(s->address, mask);
+    while (m->live[h].addr && m->live[h].s != s) h = (h + 1) & mask;
+    if (!m->live[h].addr) return;
+    size_t hole = h;
+    for (size_t j = (hole + 1) & mask; m->live[j].addr; j = (j + 1) & mask) {
+        size_t home = live_home(m->live[j].addr, mask);
+        /* the entry at j stays when its home lies cyclically in (hole, j] */
+        if (hole < j ? (home > hole && home <= j) : (home > hole || home <= j)) continue;
+        m->live[hole] = m->live[j];
+        hole = j;
+    }
+    m->live[hole] = (tt_rt_live_slot){NULL, NULL};
+    m->live_n--;
+}
+
+static tt_status live_insert(int device, tt_rt_storage *s) {
+    tt_rt_device_mem *m = &tt_rt_g.mem[device];
+    pthread_mutex_lock(&m->mu);
+    bool ok = live_insert_locked(m, s);
+    pthread_mutex_unlock(&m->mu);
+    return ok ? TT_OK : tt_error(TT_STATUS_OUT_OF_MEMORY, "out of host memory for the table of live storages");
+}
+
+tt_rt_storage *tt_rt_storage_find(const void *address) {
+    if (!address || !atomic_load_explicit(&tt_rt_g.ready, memory_order_acquire)) return NULL;
+    for (int d = 0; d < tt_rt_g.n_devices; d++) {
+        tt_rt_device_mem *m = &tt_rt_g.mem[d];
+        tt_rt_storage *s = NULL;
+        pthread_mutex_lock(&m->mu);
+        if (m->live_cap) {
+            size_t mask = m->live_cap - 1, h = live_home(address, mask);
+            while (m->live[h].addr && m->live[h].addr != address) h = (h + 1) & mask;
+            s = m->live[h].s;
+        }
+        pthread_mutex_unlock(&m->mu);
+        if (s) return s;
+    }
+    return NULL;
+}
+
 /* A cached record whose buffer fits nbytes, or NULL. Same class first (where equal sizes live: the common case),
- * then the head of the class above (every buffer there is larger than nbytes). */
-static tt_rt_storage *cache_take(int device, size_t nbytes) {
+ * then the head of the class above (every buffer there is larger than nbytes). live: the record is entered as a
+ * live storage in the same critical section (false: a donor whose buffer moves to a pending record). */
+static tt_rt_storage *cache_take(int device, size_t nbytes, bool live) {
     tt_rt_device_mem *m = &tt_rt_g.mem[device];
     int c = size_class(nbytes);
     tt_rt_storage *s = NULL;
@@ -61,6 +138,11 @@ static tt_rt_storage *cache_take(int device, size_t nbytes) {
         }
     }
     if (!s && c + 1 < TT_RT_N_CLASSES && (s = m->free_lists[c + 1]) != NULL) m->free_lists[c + 1] = s->next_free;
+    if (s && live && !live_insert_locked(m, s)) { /* out of host memory: back to the cache, the caller fails */
+        s->next_free = m->free_lists[size_class(s->capacity)];
+        m->free_lists[size_class(s->capacity)] = s;
+        s = NULL;
+    }
     pthread_mutex_unlock(&m->mu);
     return s;
 }
@@ -152,8 +234,14 @@ tt_status tt_rt_storage_create(int device, size_t nbytes, tt_rt_storage **out) {
     tt_status st = check_create(device, out, "tt_rt_storage_create");
     if (st != TT_OK) return st;
     /* A reused buffer keeps its old bytes (like torch.empty). */
-    tt_rt_storage *s = tt_rt_g.cache_max ? cache_take(device, nbytes) : NULL;
-    if (!s && (st = storage_alloc(device, nbytes, &s)) != TT_OK) return st;
+    tt_rt_storage *s = tt_rt_g.cache_max ? cache_take(device, nbytes, true) : NULL;
+    if (!s) {
+        if ((st = storage_alloc(device, nbytes, &s)) != TT_OK) return st;
+        if ((st = live_insert(device, s)) != TT_OK) {
+            buffer_return(s);
+            return st;
+        }
+    }
     atomic_init(&s->refcount, 1);
     atomic_store(&s->has_buffer, true);
     atomic_store(&s->wslot, -1);
@@ -181,6 +269,10 @@ tt_status tt_rt_storage_create_pending(int device, size_t nbytes, tt_rt_storage 
     p->generation = atomic_load(&tt_rt_g.generation);
     p->nbytes = nbytes;
     p->address = p;
+    if ((st = live_insert(device, p)) != TT_OK) {
+        free(p);
+        return st;
+    }
     *out = p;
     return TT_OK;
 }
@@ -206,7 +298,7 @@ void tt_rt_storage_poison(tt_rt_storage *s, tt_rt_poison *p) {
 tt_status tt_rt_storage_materialize(tt_rt_storage *s) {
     if (tt_rt_storage_has_buffer(s)) return TT_OK;
     /* A buffer from the cache or the driver, moved into this record (the donor record is freed). */
-    tt_rt_storage *donor = tt_rt_g.cache_max ? cache_take(s->device, s->nbytes) : NULL;
+    tt_rt_storage *donor = tt_rt_g.cache_max ? cache_take(s->device, s->nbytes, false) : NULL;
     tt_status st;
     if (!donor && (st = storage_alloc(s->device, s->nbytes, &donor)) != TT_OK) return st;
     tt_rt_device_mem *m = &tt_rt_g.mem[s->device];
@@ -241,23 +333,27 @@ void tt_rt_storage_release(tt_rt_storage *s) {
         free(s);
         return;
     }
+    tt_rt_device_mem *m = &tt_rt_g.mem[s->device];
     if (!tt_rt_storage_has_buffer(s)) { /* pending to the end: it never had memory */
+        pthread_mutex_lock(&m->mu);
+        live_remove_locked(m, s);
+        pthread_mutex_unlock(&m->mu);
         free(s);
         return;
     }
-    tt_rt_device_mem *m = &tt_rt_g.mem[s->device];
     atomic_fetch_sub(&m->allocated, s->capacity);
     /* Cache the buffer unless that takes the cache over its cap (then it goes back to the driver). reserved -
      * allocated already counts this buffer as cached. */
-    if (tt_rt_g.cache_max && cached_bytes(s->device) <= tt_rt_g.cache_max) {
+    bool cache = tt_rt_g.cache_max && cached_bytes(s->device) <= tt_rt_g.cache_max;
+    pthread_mutex_lock(&m->mu);
+    live_remove_locked(m, s);
+    if (cache) {
         int c = size_class(s->capacity);
-        pthread_mutex_lock(&m->mu);
         s->next_free = m->free_lists[c];
         m->free_lists[c] = s;
-        pthread_mutex_unlock(&m->mu);
-        return;
     }
-    buffer_return(s);
+    pthread_mutex_unlock(&m->mu);
+    if (!cache) buffer_return(s);
 }
 
 void *tt_rt_storage_address(const tt_rt_storage *s) { return s ? s->address : NULL; }
@@ -315,6 +411,9 @@ tt_status tt_rt_memory_init(int n_devices) {
         atomic_store(&m->peak_reserved, 0);
         atomic_store(&m->n_allocs, 0);
         memset(m->free_lists, 0, sizeof m->free_lists);
+        free(m->live); /* NULL after a fini */
+        m->live = NULL;
+        m->live_cap = m->live_n = 0;
         if (d < n_devices && !m->mu_ready) {
             if (pthread_mutex_init(&m->mu, NULL)) {
                 tt_rt_memory_fini();
@@ -331,6 +430,9 @@ void tt_rt_memory_fini(void) {
         tt_rt_device_mem *m = &tt_rt_g.mem[d];
         if (!m->mu_ready) continue;
         if (tt_rt_g.driver) cache_flush(d);
+        free(m->live); /* storages still alive are of this generation no more: released, only freed */
+        m->live = NULL;
+        m->live_cap = m->live_n = 0;
         pthread_mutex_destroy(&m->mu);
         m->mu_ready = false;
     }

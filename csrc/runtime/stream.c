@@ -35,6 +35,9 @@
 #ifndef TT_RT_WAKE_NS
 #define TT_RT_WAKE_NS 20000   /* estimated queued work that is worth waking a sleeping worker for */
 #endif
+#ifndef TT_RT_HELP_ITEM_NS
+#define TT_RT_HELP_ITEM_NS 2000 /* queued items this cheap on average (a launch's own cost) the producer runs */
+#endif
 #ifndef TT_RT_WAKE_DEPTH
 #define TT_RT_WAKE_DEPTH 64   /* ... or this many queued items, whatever they cost */
 #endif
@@ -334,9 +337,10 @@ tt_status tt_rt_stream_reserve(tt_rt_stream *s, tt_rt_work **out, uint64_t *tick
 
 /* A wake-up costs the producer a syscall and, on a busy machine, the worker a trip through the scheduler: many
  * times a small op's run time. So a sleeping worker is left asleep while the work queued for it is small (known
- * cost, little in total): the next sync or a costly op wakes it and it runs the batch; a deep queue of small work
- * is run by the producer itself (as a sync's helper would), since the worker taking it would also pull every
- * storage, refcount and allocator line across cores (strict add of 16 floats: 1.63 -> 1.35-1.5 us per op).
+ * cost, little in total): the next sync or a costly op wakes it and it runs the batch. Once the queue is deep or
+ * its work worth a wake-up, items costing on average no more than a launch are run by the producer itself (as a
+ * sync's helper would): the worker taking them would also pull every storage, refcount and allocator line across
+ * cores (strict add of 16 floats: 1.63 -> 1.1-1.3 us per op).
  * Programs not yet timed count as costly; while a sync waits every publish wakes. Order and error reporting do
  * not change, only when and where small ops run. */
 static void help(tt_rt_stream *s, uint64_t target);
@@ -348,7 +352,8 @@ void tt_rt_stream_publish(tt_rt_stream *s, tt_rt_work *w, uint64_t ticket, int64
         int64_t pending = atomic_fetch_add_explicit(&s->deferred_ns, cost_ns, memory_order_relaxed) + cost_ns;
         uint64_t depth = ticket + 1 - atomic_load_explicit(&s->deq, memory_order_acquire);
         if (pending < TT_RT_WAKE_NS && depth < TT_RT_WAKE_DEPTH) return;
-        if (pending < TT_RT_WAKE_NS) { /* deep but small: cheaper here than a wake-up and cache lines crossing */
+        if (pending < (int64_t)depth * TT_RT_HELP_ITEM_NS) { /* small items: cheaper here than a wake-up and
+                                                               * cache lines crossing */
             atomic_store_explicit(&s->deferred_ns, 0, memory_order_relaxed);
             help(s, ticket + 1);
             return;
