@@ -1,5 +1,5 @@
 /* host_driver.c — the host driver's vtable: buffers as 64-byte aligned host memory with per-device accounting,
- * byte copies, and the compile/execute entry points (implemented in host_exec.c). */
+ * byte copies, and the compile/execute entry points (implemented in host_compile.c and host_exec.c). */
 #include "host_internal.h"
 
 #include <stdatomic.h>

@@ -1,5 +1,5 @@
-/* host_internal.h — shared internals of the host driver's interpreter (host_exec.c and the kernel families
- * host_elementwise.c, host_movement.c, host_index.c, host_reduce.c, host_sort.c, host_util.c). Not public.
+/* host_internal.h — shared internals of the host driver's interpreter (host_compile.c, host_exec.c and the kernel
+ * families host_elementwise.c, host_movement.c, host_index.c, host_reduce.c, host_sort.c, host_util.c). Not public.
  *
  * Every non-leaf node computes into a contiguous row-major temporary laid out as its result type. Kernels get
  * the program, the node and `vals` (per program value: its data, borrowed from the execution's arena, the
@@ -35,7 +35,7 @@ static inline const tt_ir_type *tt_host_in_type(const tt_ir_program *p, const tt
     return &p->types[p->operands[n->inputs_offset + i]];
 }
 
-/* ---- host_driver.c / host_exec.c ---- */
+/* ---- host_driver.c / host_compile.c / host_exec.c ---- */
 void *tt_host_buffer_data(tt_buffer *buf);
 size_t tt_host_buffer_size(const tt_buffer *buf);
 tt_status tt_host_compile(tt_ir_program *p, tt_executable **out);

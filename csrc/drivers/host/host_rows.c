@@ -7,7 +7,7 @@
  * block's temporaries (the max, the exp, the sums...) stay in cache instead of streaming every intermediate
  * through memory, and blocks run in parallel on the pool. A block is a sub-box [1.., b_j, L_j+1.., L_K-1] of the
  * leading shape L (b_j divides L_j), run by a chunk executable: the same nodes with the leading dims of row-split
- * values set to the block's (host_exec.c compiles it), on views offset to the block. Values and their rounding
+ * values set to the block's (host_compile.c compiles it), on views offset to the block. Values and their rounding
  * are exactly those of the whole-program run; reductions see the same rows, so results are identical.
  * TORCHTPU_HOST_ROWS=0 disables it.
  */
