@@ -16,12 +16,9 @@ namespace torchtpu {
 
 thread_local bool t_pending_results = false;
 
-namespace {
 // PyTorch hands some code only a storage's bare address: at::from_blob in UntypedStorage._write_file /
 // _set_from_file (pickle, legacy torch.save), Allocator::copy_data when a copy-on-write storage materializes. The
-// runtime keeps live storages by address (never dereferenced; it only finds the storage again).
-tt_rt_storage* live_find(const void* a) { return a ? tt_rt_storage_find(a) : nullptr; }
-}  // namespace
+// runtime finds the storage again by its address (tt_rt_storage_find; never dereferenced).
 // The compile cache's executables keep host scratch arenas (the host driver's devices share them): they are
 // counted as reserved memory of tpu:0, so that torch.accelerator.memory_reserved() shows them.
 tt_rt_memory_stats device_memory_stats(c10::DeviceIndex device) {
@@ -64,7 +61,7 @@ struct TpuAllocator final : public c10::DeviceAllocator {
     }
     // The deleter of the copy-on-write form (context == data == address, see make_cow_able).
     static void release_by_address(void* address) {
-        tt_rt_storage_release(live_find(address));
+        tt_rt_storage_release(tt_rt_storage_find(address));
     }
 
     at::DataPtr allocate(size_t nbytes) override { return allocate_on(current_device(), nbytes); }
@@ -80,8 +77,8 @@ struct TpuAllocator final : public c10::DeviceAllocator {
     // Called with two storages' addresses (Allocator::clone, copy-on-write materialization): copied on the device.
     void copy_data(void* dest, const void* src, std::size_t count) const override {
         if (count == 0) return;
-        tt_rt_storage* d = live_find(dest);
-        tt_rt_storage* s = live_find(src);
+        tt_rt_storage* d = tt_rt_storage_find(dest);
+        tt_rt_storage* s = tt_rt_storage_find(src);
         TORCH_CHECK(d && s, "tpu: copy_data needs the addresses of two live tpu storages");
         TT_CHECK(tt_rt_copy(d, 0, s, 0, count));
     }
@@ -149,14 +146,14 @@ tt_rt_storage* storage_of(const c10::Storage& st) {
         st.mutable_data_ptr();
         return storage_of(st);
     }
-    return live_find(dp.get());  // the COW-able form, or a from_blob alias of a live storage's address
+    return tt_rt_storage_find(dp.get());  // the COW-able form, or a from_blob alias of a live storage's address
 }
 
 // A copy-on-write DataPtr keeps the shared original's address, so a read finds that storage and copies nothing.
 tt_rt_storage* storage_for_read(const c10::Storage& st) {
     const at::DataPtr& dp = st.data_ptr();
     if (dp.get_deleter() == &TpuAllocator::release) return static_cast<tt_rt_storage*>(dp.get_context());
-    return live_find(dp.get());
+    return tt_rt_storage_find(dp.get());
 }
 
 void make_cow_able(const c10::Storage& st) {
@@ -166,7 +163,7 @@ void make_cow_able(const c10::Storage& st) {
     // PyTorch's copy-on-write wraps only a "simple" DataPtr (context == data); the registry finds the storage from
     // the address, so the record can leave the context.
     void* address = dp.get();
-    TORCH_INTERNAL_ASSERT(address != nullptr && live_find(address) == dp.get_context());
+    TORCH_INTERNAL_ASSERT(address != nullptr && tt_rt_storage_find(address) == dp.get_context());
     c10::Device device = dp.device();
     dp.release_context();
     dp = at::DataPtr(address, address, &TpuAllocator::release_by_address, device);

@@ -25,6 +25,7 @@ typedef struct view_plan {
     int64_t stride[TT_MAX_RANK];
     int64_t factor[TT_MAX_RANK]; /* the reshaped range's dims: [L, P0/P1, ..., P{k-2}/P{k-1}] */
     int64_t step[TT_MAX_RANK];   /* the slice step of each */
+    int64_t period[TT_MAX_RANK]; /* P{i}: the stride, the innermost 1 */
     int64_t span;                /* L * P0 (1 when k == 0) */
     bool broadcast;              /* some dim of size > 1 has stride 0 */
     bool empty;                  /* some dim is 0 */
@@ -60,7 +61,7 @@ static bool plan_view(int64_t n, int64_t offset, int32_t rank, const int64_t *di
         return offset < n;
     }
     /* periods: innermost 1, the others their stride; each a multiple of the next, beyond the span inside it */
-    int64_t period[TT_MAX_RANK] = {0}, inner = 0; /* inner: the span of the dims inside dim i */
+    int64_t *period = p->period, inner = 0; /* inner: the span of the dims inside dim i */
     for (int32_t i = p->k - 1; i >= 0; i--) {
         period[i] = i == p->k - 1 ? 1 : p->stride[i];
         if (i < p->k - 1 && (period[i] % period[i + 1] || period[i] <= inner)) return false;
@@ -112,14 +113,12 @@ static tt_ir_value flat_range(tt_ir_builder *b, tt_ir_value x, int64_t n, int64_
  * divides and the view lies inside the box from there: then a read is a reshape and one slice (a view that starts
  * mid-row, like k of a fused qkv, needs no padded copy of the range). */
 static bool whole_box(int64_t n, int64_t offset, const view_plan *p, int64_t *box, int64_t *start) {
-    int64_t period0 = p->k == 1 ? 1 : p->stride[0];
-    if (n % period0) return false;
+    if (n % p->period[0]) return false;
     int64_t rem = offset;
     for (int32_t i = 0; i < p->k; i++) {
-        int64_t period = i == p->k - 1 ? 1 : p->stride[i];
-        box[i] = i == 0 ? n / period0 : p->factor[i];
-        start[i] = rem / period;
-        rem %= period;
+        box[i] = i == 0 ? n / p->period[0] : p->factor[i];
+        start[i] = rem / p->period[i];
+        rem %= p->period[i];
         if (start[i] + (p->len[i] - 1) * p->step[i] >= box[i]) return false;
     }
     return true;

@@ -106,15 +106,9 @@ static tt_status check_supported(const tt_ir_program *p) {
     return TT_OK;
 }
 
-static bool is_output(const tt_ir_program *p, tt_ir_value v) {
-    for (int32_t o = 0; o < p->n_outputs; o++)
-        if (p->outputs[o] == v) return true;
-    return false;
-}
-
-/* A reshape run by the interpreter (not in a fused group) whose result is not a program output. */
-static bool reshape_aliases(const tt_ir_program *p, const tt_host_fusion *f, int32_t k) {
-    return p->nodes[k].op == TT_OP_RESHAPE && tt_host_fuse_group_of(f, k) < 0 && !is_output(p, p->nodes[k].outputs[0]);
+/* A reshape run by the interpreter (not in a fused group) whose result is not a program output (last use nn). */
+static bool reshape_aliases(const tt_ir_program *p, const tt_host_fusion *f, const int64_t *last, int32_t k) {
+    return p->nodes[k].op == TT_OP_RESHAPE && tt_host_fuse_group_of(f, k) < 0 && last[p->nodes[k].outputs[0]] < p->n_nodes;
 }
 
 /* The plan's tables and the record (accepts NULL). */
@@ -165,7 +159,7 @@ static tt_status compile_impl(tt_ir_program *p, bool chunk, tt_executable **out)
     /* A plain reshape that is not an output takes its operand's memory (values are never written after they are
      * made): no slot, and the operand lives as long as the reshape does (backwards, so chains pass it on). */
     for (int32_t k = nn - 1; k >= 0; k--)
-        if (reshape_aliases(p, e->fusion, k)) {
+        if (reshape_aliases(p, e->fusion, last, k)) {
             tt_ir_value x = p->operands[p->nodes[k].inputs_offset], r = p->nodes[k].outputs[0];
             if (last[r] > last[x]) last[x] = last[r];
         }
@@ -187,7 +181,7 @@ static tt_status compile_impl(tt_ir_program *p, bool chunk, tt_executable **out)
         for (int32_t o = 0; o < n->n_outputs; o++) {
             tt_ir_value v = n->outputs[o];
             if (tt_host_fuse_internal(e->fusion, v)) continue; /* lives only in tiles */
-            if (reshape_aliases(p, e->fusion, k)) continue;
+            if (reshape_aliases(p, e->fusion, last, k)) continue;
             int64_t size = (int64_t)round64(value_bytes(p, v));
             if (n->op == TT_OP_PARAMETER) {
                 /* Read in place; a slot only when it is a program output (copied before results are written,
