@@ -12,11 +12,12 @@
  *   Kernels (host_matmul_kern.c): AVX512-BF16 vdpbf16ps on pairs over k' (bf16 terms), else AVX-512F / AVX2+FMA /
  *   portable C f32 FMA on the same bf16-exact values (products of bf16 values are exact in f32, so results agree up to
  *   accumulation order; vdpbf16ps also flushes denormals).
- *   Blocking: A is packed once, whole, into MR-row micro-panels. Then, when C's column blocks (about NC wide, as
- *   many as a multiple of the thread count) give every thread work, each task takes one column block, packs its
- *   B columns into NR-column panels one KC slice of k' at a time (transposing 16 x 16 tiles in registers when B is
- *   a weight stored [N, K]) and runs all of A against the slice while it is in L2; otherwise B is packed whole
- *   and the tasks are MC x NC tiles. An MR x NR register tile kernel walks the panels. Small problems skip packing:
+ *   Blocking: A is packed once, whole, into MR-row micro-panels; exact f32 reads A in place instead (the copy cost
+ *   as much as the multiply when N is small) and packs only a partial last panel. Then, when C's column blocks
+ *   (about NC wide, as many as a multiple of the thread count) give every thread work, each task takes one column
+ *   block, packs its B columns into NR-column panels one KC slice of k' at a time (transposing 16 x 16 tiles in
+ *   registers when B is a weight stored [N, K]) and runs all of A against the slice while it is in L2; otherwise
+ *   B is packed whole and the tasks are MC x NC tiles. An MR x NR register tile kernel walks the panels. Small problems skip packing:
  *   one-pass ones up to SMALL_WORK per batch entry (host_matmul_small.c, register tiles over B in place), the
  *   multi-term ones up to 16384; batch entries spread over the pool.
  */
@@ -86,6 +87,8 @@ typedef struct gemm_f32_job {
     const uint8_t *ta, *tb;
     int kern;
     bool vec_split; /* AVX-512F available: bf16 splits, transposed packs, the small kernels */
+    bool a_direct;  /* exact f32 with A's rows or columns contiguous: the kernels read A in place; only a partial
+                     * last panel (the kernel would read rows beyond M) is packed, at pa + batch * MR * kw */
     int64_t m_tiles, n_tiles, m_panels, n_panels;
     int64_t col_blocks, col_panels; /* gemm_f32_cols: column blocks per batch entry, B panels per block */
     int64_t kw;    /* 32-bit words per packed panel row: Kx (f32) or ceil(Kx / 2) (bf16 pairs) */
@@ -159,12 +162,6 @@ static void split_row(const float *src, int64_t stride, int64_t n, bool exact, b
  * expanded [MR][chunk * T] scratch, then interleaved with contiguous writes. */
 static void pack_a(const gemm_f32_job *g, const float *A, int64_t m0, void *dst) {
     bool bf = g->kern == KERN_BF16, exact = g->ta[0] == PART_EXACT, hi_only = g->T == 1;
-    if (exact && !bf && g->a_rs == 1 && g->M - m0 >= MR) {
-        /* A stored transposed (x.t() @ y, every weight gradient): a panel's MR values of one k are contiguous */
-        float *d = dst;
-        for (int64_t k = 0; k < g->K; k++) memcpy(d + k * MR, A + m0 + k * g->a_cs, MR * sizeof(float));
-        return;
-    }
     float part[3][SPLIT_CHUNK];
     uint32_t ex[MR][SPLIT_CHUNK * 6 + 2];
     float *df = dst;
@@ -323,11 +320,6 @@ static void pack_b_range(const gemm_f32_job *g, int64_t bi, int64_t jp0, int64_t
     }
 }
 
-static void run_kernel(const gemm_f32_job *g, int64_t kc, const void *a, const void *b, float *c, int64_t ldc,
-                       int accum) {
-    tt_host_gemm_micro(g->kern, kc, a, b, c, ldc, accum);
-}
-
 /* ---- the blocked driver ------------------------------------------------------------------------------ */
 
 /* Operands are packed once, whole, before the tile loop: panel (b, p) of A holds MR rows over all of k'
@@ -335,6 +327,11 @@ static void run_kernel(const gemm_f32_job *g, int64_t kc, const void *a, const v
  * the bf16 splits cost more than a copy, and every tile would otherwise repeat them. */
 static void gemm_pack_a(void *user, int64_t p0, int64_t p1) {
     gemm_f32_job *g = user;
+    if (g->a_direct) { /* p indexes batch entries: only the partial last panel */
+        for (int64_t bi = p0; bi < p1; bi++)
+            pack_a(g, g->A + bi * g->a_bs, (g->m_panels - 1) * MR, g->pa + bi * MR * g->kw);
+        return;
+    }
     for (int64_t p = p0; p < p1; p++) {
         int64_t bi = p / g->m_panels, m0 = (p % g->m_panels) * MR;
         const float *A = g->A + bi * g->a_bs;
@@ -363,20 +360,27 @@ static void gemm_block(const gemm_f32_job *g, int64_t bi, int64_t m0, int64_t mc
     int64_t w0 = g->kern == KERN_BF16 ? kx0 / 2 : kx0; /* word offset of this k' slice inside a panel row */
     int accum = kx0 > 0;
     float *C = g->C + bi * g->c_bs;
-    const float *pa = g->pa + (bi * g->m_panels + m0 / MR) * MR * g->kw;
     const float *pb = g->pb + (bi * g->n_panels + n0 / NR) * NR * g->kw;
     for (int64_t jr = 0; jr < nc; jr += NR) {
         const float *bp = pb + (jr / NR) * NR * g->kw + w0 * NR;
         int64_t nr = nc - jr < NR ? nc - jr : NR;
         for (int64_t ir = 0; ir < mc; ir += MR) {
-            const float *ap = pa + (ir / MR) * MR * g->kw + w0 * MR;
-            int64_t mr = mc - ir < MR ? mc - ir : MR;
+            int64_t mr = mc - ir < MR ? mc - ir : MR, rs = 1, cs = MR; /* a packed panel's strides */
+            const float *ap;
+            if (g->a_direct && mr == MR) {
+                ap = g->A + bi * g->a_bs + (m0 + ir) * g->a_rs + kx0 * g->a_cs;
+                rs = g->a_rs;
+                cs = g->a_cs;
+            } else {
+                int64_t panel = g->a_direct ? bi : bi * g->m_panels + (m0 + ir) / MR;
+                ap = g->pa + panel * MR * g->kw + w0 * MR;
+            }
             float *cp = C + (m0 + ir) * g->ldc + n0 + jr;
             if (mr == MR && nr == NR) {
-                run_kernel(g, kc, ap, bp, cp, g->ldc, accum);
+                tt_host_gemm_micro(g->kern, kc, ap, rs, cs, bp, cp, g->ldc, accum);
             } else { /* edge tile through a scratch tile */
                 float tmp[MR * NR];
-                run_kernel(g, kc, ap, bp, tmp, NR, 0);
+                tt_host_gemm_micro(g->kern, kc, ap, rs, cs, bp, tmp, NR, 0);
                 for (int64_t i = 0; i < mr; i++)
                     for (int64_t j = 0; j < nr; j++)
                         cp[i * g->ldc + j] = (accum ? cp[i * g->ldc + j] : 0.0f) + tmp[i * NR + j];
@@ -546,7 +550,8 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
     g.m_panels = (M + MR - 1) / MR;
     g.n_panels = (N + NR - 1) / NR;
     g.kw = g.kern == KERN_BF16 ? (g.Kx + 1) / 2 : g.Kx;
-    double bytes_a = (double)batch * (double)g.m_panels * MR * (double)g.kw * 4.0;
+    g.a_direct = prec == TT_PRECISION_FP32 && g.kern != KERN_BF16 && (a_cs == 1 || a_rs == 1);
+    double bytes_a = (double)batch * (double)(g.a_direct ? 1 : g.m_panels) * MR * (double)g.kw * 4.0;
     double bytes_b = (double)batch * (double)g.n_panels * NR * (double)g.kw * 4.0;
     if (bytes_a + bytes_b > 1e15) return tt_error(TT_STATUS_OUT_OF_MEMORY, "gemm: problem too large");
     size_t sa = ((size_t)bytes_a + 63) / 64 * 64, sb = ((size_t)bytes_b + 63) / 64 * 64;
@@ -558,7 +563,8 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
     g.pa = scratch;
     g.pb = (float *)((char *)scratch + sa);
     int64_t pgrain_a = 65536 / (MR * g.Kx) + 1, pgrain_b = 65536 / (NR * g.Kx) + 1;
-    tt_host_parallel_for(batch * g.m_panels, pgrain_a, gemm_pack_a, &g);
+    if (!g.a_direct) tt_host_parallel_for(batch * g.m_panels, pgrain_a, gemm_pack_a, &g);
+    else if (M % MR) tt_host_parallel_for(batch, pgrain_a, gemm_pack_a, &g);
     /* Column blocks when they give every thread work: about NC wide, a multiple of the thread count. */
     int64_t nt = tt_host_num_threads();
     g.col_blocks = (g.n_tiles + nt - 1) / nt * nt;

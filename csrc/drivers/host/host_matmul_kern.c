@@ -1,8 +1,10 @@
 /* host_matmul_kern.c — the f32 GEMM's register-tile micro-kernels (host_matmul_gemm.c packs and blocks for them).
  *
- * Each computes c[MR x NR] (row stride ldc) = (or, with accum, +=) the sum over k of packed panel a [k][MR] times
- * packed panel b [k][NR], accumulating over k in the same order, so every ISA gives the same numerics up to the
- * bf16 kernel's pairwise products (vdpbf16ps, which also flushes denormals).
+ * Each computes c[MR x NR] (row stride ldc) = (or, with accum, +=) the sum over k of a[i][k] times packed panel
+ * b [k][NR], accumulating over k in the same order, so every ISA gives the same numerics up to the bf16 kernel's
+ * pairwise products (vdpbf16ps, which also flushes denormals). The f32 kernels read a[i][k] at a[i*ars + k*acs]:
+ * a packed panel (ars = 1, acs = MR) or exact f32 operands where they lie (rows or columns of A contiguous), which
+ * saves packing A — a copy as costly as the multiply itself when N is small. Measured: the strides cost nothing.
  */
 #include "host_kernels.h"
 
@@ -19,14 +21,15 @@
     float acc[MR][NR];                                                            \
     memset(acc, 0, sizeof acc);                                                   \
     for (int64_t k = 0; k < kc; k++) {                                            \
-        const float *ak = a + k * MR, *bk = b + k * NR;                           \
+        const float *ak = a + k * acs, *bk = b + k * NR;                          \
         for (int i = 0; i < MR; i++)                                              \
-            for (int j = 0; j < NR; j++) acc[i][j] += ak[i] * bk[j];              \
+            for (int j = 0; j < NR; j++) acc[i][j] += ak[i * ars] * bk[j];        \
     }                                                                             \
     for (int i = 0; i < MR; i++)                                                  \
         for (int j = 0; j < NR; j++) c[i * ldc + j] = (accum ? c[i * ldc + j] : 0.0f) + acc[i][j];
 
-static void kern_f32_portable(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int accum) {
+static void kern_f32_portable(int64_t kc, const float *a, int64_t ars, int64_t acs, const float *b, float *c,
+                              int64_t ldc, int accum) {
     PORTABLE_KERNEL_BODY
 }
 
@@ -37,14 +40,15 @@ static void kern_f32_portable(int64_t kc, const float *a, const float *b, float 
 #define AVX2_STORE(acc, dst)                                                       \
     _mm256_storeu_ps((dst), accum ? _mm256_add_ps((acc), _mm256_loadu_ps(dst)) : (acc))
 
-__attribute__((target("avx2,fma"))) static inline void avx2_6x16(int64_t kc, const float *a, const float *b,
-                                                                 float *c, int64_t ldc, int accum) {
+__attribute__((target("avx2,fma"))) static inline void avx2_6x16(int64_t kc, const float *a, int64_t ars,
+                                                                 int64_t acs, const float *b, float *c,
+                                                                 int64_t ldc, int accum) {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    for (int64_t k = 0; k < kc; k++, a += MR, b += NR) {
+    for (int64_t k = 0; k < kc; k++, a += acs, b += NR) {
         __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), ai;
 #define STEP6(i)                                   \
-    ai = _mm256_broadcast_ss(a + i);               \
+    ai = _mm256_broadcast_ss(a + i * ars);         \
     c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0);    \
     c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1);
         STEP6(0) STEP6(1) STEP6(2) STEP6(3) STEP6(4) STEP6(5)
@@ -57,13 +61,14 @@ __attribute__((target("avx2,fma"))) static inline void avx2_6x16(int64_t kc, con
 #undef OUT6
 }
 
-__attribute__((target("avx2,fma"))) static inline void avx2_2x32(int64_t kc, const float *a, const float *b,
-                                                                 float *c, int64_t ldc, int accum) {
+__attribute__((target("avx2,fma"))) static inline void avx2_2x32(int64_t kc, const float *a, int64_t ars,
+                                                                 int64_t acs, const float *b, float *c,
+                                                                 int64_t ldc, int accum) {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
-    for (int64_t k = 0; k < kc; k++, a += MR, b += NR) {
+    for (int64_t k = 0; k < kc; k++, a += acs, b += NR) {
         __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), b2 = _mm256_loadu_ps(b + 16),
                b3 = _mm256_loadu_ps(b + 24);
-        __m256 a0 = _mm256_broadcast_ss(a), a1 = _mm256_broadcast_ss(a + 1);
+        __m256 a0 = _mm256_broadcast_ss(a), a1 = _mm256_broadcast_ss(a + ars);
         c00 = _mm256_fmadd_ps(a0, b0, c00), c01 = _mm256_fmadd_ps(a0, b1, c01);
         c02 = _mm256_fmadd_ps(a0, b2, c02), c03 = _mm256_fmadd_ps(a0, b3, c03);
         c10 = _mm256_fmadd_ps(a1, b0, c10), c11 = _mm256_fmadd_ps(a1, b1, c11);
@@ -75,17 +80,17 @@ __attribute__((target("avx2,fma"))) static inline void avx2_2x32(int64_t kc, con
 }
 #undef AVX2_STORE
 
-__attribute__((target("avx2,fma"))) static void kern_f32_avx2(int64_t kc, const float *a, const float *b, float *c,
-                                                              int64_t ldc, int accum) {
-    avx2_6x16(kc, a, b, c, ldc, accum);
-    avx2_6x16(kc, a, b + 16, c + 16, ldc, accum);
-    avx2_2x32(kc, a + 6, b, c + 6 * ldc, ldc, accum);
+__attribute__((target("avx2,fma"))) static void kern_f32_avx2(int64_t kc, const float *a, int64_t ars, int64_t acs,
+                                                              const float *b, float *c, int64_t ldc, int accum) {
+    avx2_6x16(kc, a, ars, acs, b, c, ldc, accum);
+    avx2_6x16(kc, a, ars, acs, b + 16, c + 16, ldc, accum);
+    avx2_2x32(kc, a + 6 * ars, ars, acs, b, c + 6 * ldc, ldc, accum);
 }
 
 #define ROW8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 
-__attribute__((target("avx512f"))) static void kern_f32_avx512(int64_t kc, const float *a, const float *b, float *c,
-                                                               int64_t ldc, int accum) {
+__attribute__((target("avx512f"))) static void kern_f32_avx512(int64_t kc, const float *a, int64_t ars, int64_t acs,
+                                                               const float *b, float *c, int64_t ldc, int accum) {
 #define DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps();
     ROW8(DECL)
 #undef DECL
@@ -93,13 +98,13 @@ __attribute__((target("avx512f"))) static void kern_f32_avx512(int64_t kc, const
         __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
 #define STEP(i)                                       \
     {                                                 \
-        __m512 ai = _mm512_set1_ps(a[i]);             \
+        __m512 ai = _mm512_set1_ps(a[i * ars]);       \
         c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0);   \
         c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);   \
     }
         ROW8(STEP)
 #undef STEP
-        a += MR;
+        a += acs;
         b += NR;
     }
 #define STORE(i)                                                                                        \
@@ -137,13 +142,14 @@ kern_bf16_avx512(int64_t kp, const uint32_t *a, const uint32_t *b, float *c, int
 #undef STORE
 #endif
 
-void tt_host_gemm_micro(int kern, int64_t kc, const void *a, const void *b, float *c, int64_t ldc, int accum) {
+void tt_host_gemm_micro(int kern, int64_t kc, const void *a, int64_t a_rs, int64_t a_cs, const void *b, float *c,
+                        int64_t ldc, int accum) {
     switch (kern) {
 #if defined(__x86_64__)
     case TT_GEMM_KERN_BF16: kern_bf16_avx512((kc + 1) / 2, a, b, c, ldc, accum); return;
-    case TT_GEMM_KERN_AVX512: kern_f32_avx512(kc, a, b, c, ldc, accum); return;
-    case TT_GEMM_KERN_AVX2: kern_f32_avx2(kc, a, b, c, ldc, accum); return;
+    case TT_GEMM_KERN_AVX512: kern_f32_avx512(kc, a, a_rs, a_cs, b, c, ldc, accum); return;
+    case TT_GEMM_KERN_AVX2: kern_f32_avx2(kc, a, a_rs, a_cs, b, c, ldc, accum); return;
 #endif
-    default: kern_f32_portable(kc, a, b, c, ldc, accum); return;
+    default: kern_f32_portable(kc, a, a_rs, a_cs, b, c, ldc, accum); return;
     }
 }
