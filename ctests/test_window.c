@@ -209,19 +209,47 @@ static void host_writes_flushes_syncs_and_mode_switches_cut_with_their_reason(vo
     tt_rt_shutdown();
 }
 
-static void the_size_cap_cuts_every_n_ops(void) {
+/* The user's line the where hook reports: a new line per op, or one line for many (a loop on one line, a foreach
+ * call); none (the hook says nothing) is how autograd's engine thread looks. */
+static int user_line;
+static const char *where_line(char *buf, size_t size) {
+    if (user_line < 0) return NULL;
+    snprintf(buf, size, "user.py:%d", user_line);
+    return buf;
+}
+
+static void the_size_cap_cuts_between_calls(void) {
     setenv("TORCHTPU_FUSION_MAX_OPS", "4", 1);
     start(TT_EAGER_FUSED);
+    tt_rt_set_where_hook(where_line);
     tt_ir_program *add = binary_program(TT_OP_ADD, 2, 3);
     tt_rt_storage *x = uploaded(X6, 6), *a = uploaded(X6, 6);
-    for (int i = 0; i < 10; i++) TT_CHECK_OK(run2(add, dense2(a, 2, 3), dense2(x, 2, 3), dense2(a, 2, 3), "a += x"));
+    tt_rt_metrics mt;
     float g[6];
+    /* ten ops on ten lines: cut before the 5th and the 9th */
+    for (int i = 0; i < 10; i++) {
+        user_line = i;
+        TT_CHECK_OK(run2(add, dense2(a, 2, 3), dense2(x, 2, 3), dense2(a, 2, 3), "a += x"));
+    }
     read_back(a, g, 6);
     for (int i = 0; i < 6; i++) TT_CHECK(g[i] == 11 * X6[i]);
-    tt_rt_metrics mt;
     tt_rt_metrics_get(&mt);
     TT_CHECK(mt.cuts[TT_RT_CUT_SIZE] == 2 && mt.cuts[TT_RT_CUT_READ] == 1 && mt.windows == 3);
     TT_CHECK(mt.compiles == 2); /* two windows of 4 ops share one program */
+    /* one line, 70 ops (then none, 70 more): one call each, cut at 16 x the cap and when the next call starts */
+    for (int pass = 0; pass < 2; pass++) {
+        tt_rt_metrics_reset();
+        user_line = pass ? -1 : 100;
+        for (int i = 0; i < 70; i++)
+            TT_CHECK_OK(run2(add, dense2(a, 2, 3), dense2(x, 2, 3), dense2(a, 2, 3), "a += x"));
+        user_line = 101;
+        TT_CHECK_OK(run2(add, dense2(a, 2, 3), dense2(x, 2, 3), dense2(a, 2, 3), "a += x"));
+        read_back(a, g, 6);
+        for (int i = 0; i < 6; i++) TT_CHECK(g[i] == (float)(11 + 71 * (pass + 1)) * X6[i]);
+        tt_rt_metrics_get(&mt);
+        TT_CHECK(mt.cuts[TT_RT_CUT_SIZE] == 2 && mt.cuts[TT_RT_CUT_READ] == 1 && mt.windows == 3);
+    }
+    tt_rt_set_where_hook(NULL);
     tt_rt_storage_release(a);
     tt_rt_storage_release(x);
     tt_ir_program_destroy(add);
@@ -443,7 +471,7 @@ static const tt_test_case cases[] = {
     {"a storage seen as another dtype cuts and runs alone", a_storage_seen_as_another_dtype_cuts_and_runs_alone},
     {"host writes, flushes, syncs and mode switches cut with their reason",
      host_writes_flushes_syncs_and_mode_switches_cut_with_their_reason},
-    {"the size cap cuts every n ops", the_size_cap_cuts_every_n_ops},
+    {"the size cap cuts between calls", the_size_cap_cuts_between_calls},
     {"threads record into one window in arrival order", threads_record_into_one_window_in_arrival_order},
     {"a driver without in-place views gets whole buffers", a_driver_without_in_place_views_gets_whole_buffers},
     {"out of memory at a cut is an error at the sync and the device recovers",

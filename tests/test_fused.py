@@ -133,15 +133,24 @@ def test_each_cut_reason_is_counted(fused):
     assert torch.equal(z.cpu(), (torch.arange(8.0) * 2 + 1) * 2 + 1)
 
 
-def test_the_size_cap_cuts_windows_deterministically(python):
+def test_the_size_cap_cuts_windows_deterministically_between_calls(python):
     code = ("import torch, torchtpu\n"
             "x = torch.zeros(4, device='tpu')\n"
             "for _ in range(25):\n"
             "    x = x + 1\n"
+            "    x = x * 1\n"
+            "print(x.sum().item(), sorted(torchtpu.metrics()['cuts'].items()))\n"
+            "torchtpu.reset_metrics()\n"
+            "for _ in range(25): x = x + 1\n"  # one call (one line): whole below 16 x the cap; cut before the sum
+            "print(x.sum().item(), sorted(torchtpu.metrics()['cuts'].items()))\n"
+            "torchtpu.reset_metrics()\n"
+            "for _ in range(170): x = x - 1\n"  # one call past 16 x the cap: cut at 160, and before the sum
             "print(x.sum().item(), sorted(torchtpu.metrics()['cuts'].items()))\n")
     r = python(code, env={"TORCHTPU_EAGER_MODE": "fused", "TORCHTPU_FUSION_MAX_OPS": "10"})
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "100.0 [('read', 1), ('size cap', 2)]"  # 1 + 25 + 1 ops: cut at 10, 20, the read
+    # 1 + 50 + 1 ops: cut before the 11th, 21st, 31st, 41st and 51st op, then the read
+    assert r.stdout.splitlines() == ["100.0 [('read', 1), ('size cap', 5)]", "200.0 [('read', 1), ('size cap', 1)]",
+                                     "-480.0 [('read', 1), ('size cap', 2)]"], r.stdout
 
 
 def test_fusion_log_names_the_reason_and_the_users_line(python):

@@ -171,8 +171,10 @@ const char *tt_rt_eager_mode_name(tt_rt_eager_mode mode); /* "debug", "strict", 
  * of storages the window holds become IR view ops. A cut turns the window into one program: its results are the
  * storages it wrote that something still references (a tensor, a queued op); the others are never allocated. The
  * program is compiled once per structure (the compile cache) and queued like a STRICT launch. Cuts are
- * deterministic: the reasons below, never timing. TORCHTPU_FUSION_MAX_OPS (default 64) caps a window's ops;
- * TORCHTPU_LOG=fusion prints every cut (reason, ops, where) and whether its program was compiled. */
+ * deterministic: the reasons below, never timing. TORCHTPU_FUSION_MAX_OPS (default 64) caps a window's ops at the
+ * next call boundary (a call: consecutive ops from one line of user code, or with none, as a backward's; a call
+ * is itself cut at 16 times the cap); TORCHTPU_LOG=fusion prints every cut (reason, ops, where) and whether its
+ * program was compiled. */
 typedef enum tt_rt_cut_reason {
     TT_RT_CUT_READ = 0,     /* bytes read to the host (.cpu(), .item(), printing) */
     TT_RT_CUT_SYNC,         /* torch.tpu.synchronize(), an event, a stream query */

@@ -9,6 +9,8 @@
 #include <stdatomic.h>
 
 #define TT_RT_MAX_DEVICES 64
+/* One call (consecutive ops from one line of user code) may fill a window up to this many times the size cap. */
+#define TT_RT_CALL_OPS_MAX 16
 #define TT_RT_QUEUE_CAP 256 /* work slots per stream (a power of two; 256 slots stay in L2); producers wait when all are taken */
 #define TT_RT_MSG_SIZE 1024  /* same as the thread-local error buffer */
 
@@ -204,6 +206,7 @@ typedef struct tt_rt_window {
     int32_t *out_slots;         /* a program being built: the slots it writes as outputs, in order */
     int32_t cap_out_slots;
     _Atomic int32_t n_ops;      /* ops recorded since the last cut (read without the lock: is there work?) */
+    char last_where[256];       /* the user's line of the last op ("" when unknown: every op starts a call) */
     char first_op[64];
     char *origins;              /* tt_rt_origins text of the ops recorded */
     size_t origins_len, cap_origins;
@@ -278,7 +281,7 @@ typedef struct tt_rt_state {
     tt_rt_stream streams[TT_RT_MAX_DEVICES];
     tt_rt_device_mem mem[TT_RT_MAX_DEVICES];
     tt_rt_window windows[TT_RT_MAX_DEVICES];
-    int32_t window_max_ops;     /* TORCHTPU_FUSION_MAX_OPS: a window holding this many ops is cut */
+    int32_t window_max_ops;     /* TORCHTPU_FUSION_MAX_OPS: the next call after this many ops starts a window */
     bool log_fusion;            /* TORCHTPU_LOG=fusion */
     bool op_lines;              /* each op notes the user's file:line for deferred errors (TORCHTPU_OP_LINES=0: off) */
     bool driver_strided;        /* the driver reads strided views in place (TT_DRIVER_CAP_STRIDED_VIEWS) */

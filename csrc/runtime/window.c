@@ -54,6 +54,7 @@ static void window_clear(tt_rt_window *w) {
     w->n_slots = w->n_args = w->n_views = w->n_op_args = w->n_op_res = w->n_trace = 0;
     atomic_store_explicit(&w->n_ops, 0, memory_order_release);
     w->first_op[0] = 0;
+    w->last_where[0] = 0;
     w->origins_len = 0;
     tt_ir_builder_reset(w->b);
 }
@@ -495,6 +496,21 @@ tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *arg
             return st;
         }
     }
+    /* The size cap cuts between calls (a call: consecutive ops from one line of user code; ops with no user line,
+     * autograd's engine thread running a backward, are one call too), so a call issued op by op over many tensors
+     * (a foreach optimizer step: its lines are torch's, so all of it is the user's opt.step() line) stays in one
+     * window, where each tensor's chain fuses. TT_RT_CALL_OPS_MAX bounds a call. */
+    int32_t n_ops = atomic_load(&w->n_ops);
+    bool new_call = (!where[0] && !tt_rt_g.op_lines) || strcmp(where, w->last_where) != 0;
+    int32_t cap = new_call ? tt_rt_g.window_max_ops : tt_rt_g.window_max_ops * TT_RT_CALL_OPS_MAX;
+    if (n_ops > 0 && n_ops >= cap) {
+        tt_status st = cut_locked(device, w, TT_RT_CUT_SIZE, where);
+        if (st != TT_OK) {
+            pthread_mutex_unlock(&w->mu);
+            return st;
+        }
+    }
+    if (new_call) snprintf(w->last_where, sizeof w->last_where, "%s", where);
     /* The op is kept (its program retained, its args copied) and only its bookkeeping done now: the program is
      * built at the cut, and only when the window's trace is new. */
     int32_t k = atomic_load(&w->n_ops);
@@ -525,7 +541,6 @@ tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *arg
         return tt_error(st, "%s: recording into the fusion window failed (%d earlier ops dropped): %s", op, (int)k,
                         msg);
     }
-    if (k + 1 >= tt_rt_g.window_max_ops) st = cut_locked(device, w, TT_RT_CUT_SIZE, where);
     pthread_mutex_unlock(&w->mu);
     return st;
 }

@@ -1,11 +1,13 @@
 /* host_fuse.c — fused elementwise groups: planned at compile time, run tile by tile at execute time.
  *
- * Planning walks the nodes in order with one open group. An elementwise node (unary, binary, compare, select,
- * clamp, convert), a reshape or a broadcast_in_dim joins the open group when it has the group's element count;
- * a node of another count, or a broadcast / scalar predicate whose operand the open group computes, closes the
- * group first (that operand must be materialized: it is read through index math). Any other node that reads a
- * value of the open group closes it too. A closed group runs when the interpreter reaches its last member, so
- * every external operand (leaves, unfused nodes, earlier groups) is ready by then.
+ * Planning walks the nodes in order with any number of groups open. An elementwise node (unary, binary,
+ * compare, select, clamp, convert), a reshape or a broadcast_in_dim joins the open groups of its operands that
+ * have its element count (merging them when there are several), or opens a group. A node that reads a value of
+ * an open group without joining it (another count; a broadcast or scalar predicate reading it through index
+ * math; any other op) closes that group. A group runs when the interpreter reaches its last member, so every
+ * external operand (leaves, unfused nodes, earlier groups) is ready by then, and no node outside it reads its
+ * values before that. Independent chains interleaved op by op (a foreach optimizer step over many tensors)
+ * become one group per chain.
  *
  * Execution (host_fuse_run.c) splits [0, N) into parts (one scratch area each, so parts never share buffers), each part into tiles
  * of TILE elements. Per tile, each step computes one group value into a compute-class buffer (f32, f64 or i64,
@@ -349,6 +351,11 @@ bool tt_host_fuse_may_overwrite(const tt_host_fusion *f, const tt_ir_program *p,
            tt_host_numel(a) == tt_host_numel(b);
 }
 
+static int32_t group_root(int32_t *parent, int32_t g) {
+    while (parent[g] != g) g = parent[g] = parent[parent[g]];
+    return g;
+}
+
 tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
     *out = NULL;
     int32_t nn = p->n_nodes, nv = p->n_values;
@@ -356,7 +363,9 @@ tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
     int32_t *members = malloc(((size_t)nn + 1) * sizeof *members);
     int32_t *uses_outside = calloc((size_t)nv + 1, sizeof *uses_outside);
     int32_t *vid_of = malloc(((size_t)nv + 1) * sizeof *vid_of);
-    if (!f || !members || !uses_outside || !vid_of) goto oom;
+    int32_t *parent = malloc(((size_t)nn + 1) * sizeof *parent); /* planned groups: union-find of merges */
+    bool *open = calloc((size_t)nn + 1, sizeof *open);
+    if (!f || !members || !uses_outside || !vid_of || !parent || !open) goto oom;
     f->groups = calloc((size_t)nn + 1, sizeof *f->groups);
     f->group_of = malloc(((size_t)nn + 1) * sizeof *f->group_of);
     f->internal = calloc((size_t)nv + 1, sizeof *f->internal);
@@ -369,35 +378,40 @@ tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
     const char *env = getenv("TORCHTPU_HOST_FUSE");
     bool enabled = !(env && env[0] == '0' && env[1] == 0);
 
-    /* Pass 1: membership. */
-    int32_t open = -1;
+    /* Pass 1: membership, with any number of groups open (operations issued op by op over many tensors, as
+     * torch.optim's foreach steps issue them, interleave independent chains). A fusible node joins the open
+     * groups of its operands that have its element count, merging them (their members then run together, at
+     * this node); with none it opens a group of its own. A node that reads a value of an open group without
+     * joining it (not fusible, another count, read through index math) closes that group: a group runs at its
+     * last member, so it must run before any outside reader, and outside readers only come after it closes. */
     for (int32_t k = 0; k < nn; k++) {
         const tt_ir_node *n = &p->nodes[k];
         f->group_of[k] = -1;
         bool fuse = enabled && fusible(p, n);
         int64_t cnt = fuse ? tt_host_numel(&p->types[n->outputs[0]]) : 0;
-        bool reads_open = false, close = false;
-        for (int32_t i = 0; open >= 0 && i < n->n_inputs; i++) {
-            int32_t src = p->value_node[p->operands[n->inputs_offset + i]];
-            if (f->group_of[src] != open) continue;
-            reads_open = true;
-            close |= !fuse || needs_external(p, n, i);
-        }
-        if (open >= 0 && fuse && f->groups[open].n != cnt) {
-            /* A small op beside the group (a scalar's math: lerp's weight test, a bias correction) runs alone
-             * before it; the group stays open. */
-            if (!reads_open && cnt <= TILE && cnt < f->groups[open].n) continue;
-            close = true;
-        }
-        if (close) open = -1;
+        int32_t join = -1;
+        for (int pass = 0; pass < 2; pass++) /* first close what this node cannot join, then join the rest */
+            for (int32_t i = 0; i < n->n_inputs; i++) {
+                int32_t src = p->value_node[p->operands[n->inputs_offset + i]];
+                int32_t g = f->group_of[src] >= 0 ? group_root(parent, f->group_of[src]) : -1;
+                if (g < 0 || !open[g]) continue;
+                bool joins = fuse && f->groups[g].n == cnt && !needs_external(p, n, i);
+                if (pass == 0 && !joins) open[g] = false;
+                if (pass == 1 && join < 0) join = g;
+                else if (pass == 1 && join != g) parent[g] = join; /* merge */
+            }
         if (!fuse) continue;
-        if (open < 0) {
-            open = f->n_groups++;
-            f->groups[open].n = cnt;
+        if (join < 0) {
+            join = f->n_groups++;
+            parent[join] = join;
+            open[join] = true;
+            f->groups[join].n = cnt;
         }
-        f->group_of[k] = open;
-        f->groups[open].exec_node = k;
+        f->group_of[k] = join;
+        f->groups[join].exec_node = k;
     }
+    for (int32_t k = 0; k < nn; k++)
+        if (f->group_of[k] >= 0) f->group_of[k] = group_root(parent, f->group_of[k]);
     /* Uses outside each value's group. */
     for (int32_t k = 0; k < nn; k++) {
         const tt_ir_node *n = &p->nodes[k];
@@ -411,28 +425,41 @@ tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
     /* Pass 2: build each group (dissolving single-member ones), renumbering the survivors. */
     int32_t n_planned = f->n_groups;
     f->n_groups = 0;
+    /* members of each planned group, in node order: start[gi] .. start[gi + 1] (counting sort; parent reused) */
+    int32_t *start = parent;
+    for (int32_t gi = 0; gi <= n_planned; gi++) start[gi] = 0;
+    for (int32_t k = 0; k < nn; k++)
+        if (f->group_of[k] >= 0) start[f->group_of[k] + 1]++;
+    for (int32_t gi = 0; gi < n_planned; gi++) start[gi + 1] += start[gi];
+    for (int32_t k = 0; k < nn; k++)
+        if (f->group_of[k] >= 0) members[start[f->group_of[k]]++] = k;
+    for (int32_t gi = n_planned; gi > 0; gi--) start[gi] = start[gi - 1]; /* the fills moved each start to the next */
+    start[0] = 0;
     for (int32_t gi = 0; gi < n_planned; gi++) {
-        int32_t nm = 0;
-        for (int32_t k = 0; k < nn; k++)
-            if (f->group_of[k] == gi) members[nm++] = k;
+        int32_t nm = start[gi + 1] - start[gi];
+        const int32_t *gm = members + start[gi];
         int32_t slot = f->n_groups++;
         if (slot != gi) {
             f->groups[slot] = f->groups[gi];
             memset(&f->groups[gi], 0, sizeof f->groups[gi]);
         }
-        for (int32_t i = 0; i < nm; i++) f->group_of[members[i]] = slot;
-        if (!close_group(f, p, slot, members, nm, uses_outside, vid_of)) goto oom;
+        for (int32_t i = 0; i < nm; i++) f->group_of[gm[i]] = slot;
+        if (!close_group(f, p, slot, gm, nm, uses_outside, vid_of)) goto oom;
     }
     plan_plain_sites(f, p);
     free(members);
     free(uses_outside);
     free(vid_of);
+    free(parent);
+    free(open);
     *out = f;
     return TT_OK;
 oom:
     free(members);
     free(uses_outside);
     free(vid_of);
+    free(parent);
+    free(open);
     tt_host_fuse_free(f);
     return tt_error(TT_STATUS_OUT_OF_MEMORY, "host compile: out of host memory planning fusion");
 }
