@@ -207,6 +207,7 @@ typedef struct tt_rt_window {
     int32_t cap_out_slots;
     _Atomic int32_t n_ops;      /* ops recorded since the last cut (read without the lock: is there work?) */
     char last_where[256];       /* the user's line of the last op ("" when unknown: every op starts a call) */
+    int32_t call_ops, call_chained; /* ops of the current call, and how many read what the op before wrote */
     char first_op[64];
     char *origins;              /* tt_rt_origins text of the ops recorded */
     size_t origins_len, cap_origins;

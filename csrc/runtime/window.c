@@ -55,6 +55,7 @@ static void window_clear(tt_rt_window *w) {
     atomic_store_explicit(&w->n_ops, 0, memory_order_release);
     w->first_op[0] = 0;
     w->last_where[0] = 0;
+    w->call_ops = w->call_chained = 0;
     w->origins_len = 0;
     tt_ir_builder_reset(w->b);
 }
@@ -480,6 +481,17 @@ static bool op_fits(tt_rt_window *w, const tt_rt_arg *args, int32_t n_args, cons
     return true;
 }
 
+/* Whether an op reads a storage the op recorded just before it wrote: the next step of one tensor's chain. */
+static bool reads_previous(const tt_rt_window *w, const tt_rt_arg *args, int32_t n_args) {
+    int32_t k = atomic_load(&w->n_ops);
+    if (k == 0) return false;
+    const tt_rt_wop *prev = &w->ops[k - 1];
+    for (int32_t i = 0; i < n_args; i++)
+        for (int32_t j = 0; args[i].kind == TT_RT_ARG_TENSOR && j < prev->n_res; j++)
+            if (w->op_res[prev->first_res + j].storage == args[i].tensor.storage) return true;
+    return false;
+}
+
 tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *args, int32_t n_args,
                               const tt_rt_tensor *results, int32_t n_results, const char *op, const char *where) {
     tt_rt_window *w = &tt_rt_g.windows[device];
@@ -497,12 +509,17 @@ tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *arg
         }
     }
     /* The size cap cuts between calls (a call: consecutive ops from one line of user code; ops with no user line,
-     * autograd's engine thread running a backward, are one call too), so a call issued op by op over many tensors
-     * (a foreach optimizer step: its lines are torch's, so all of it is the user's opt.step() line) stays in one
-     * window, where each tensor's chain fuses. TT_RT_CALL_OPS_MAX bounds a call. */
+     * autograd's engine thread running a backward, are one call too). Inside a call it cuts where a chain of
+     * dependent ops starts (an optimizer step tensor by tensor), except in a call whose ops mostly do not read
+     * what the op before wrote: one operation applied across many tensors, then the next (a foreach optimizer
+     * step; its lines are torch's, so all of it is the user's opt.step() line). Each tensor's chain then spans
+     * the call, so the call stays in one window up to TT_RT_CALL_OPS_MAX times the cap. */
     int32_t n_ops = atomic_load(&w->n_ops);
     bool new_call = (!where[0] && !tt_rt_g.op_lines) || strcmp(where, w->last_where) != 0;
-    int32_t cap = new_call ? tt_rt_g.window_max_ops : tt_rt_g.window_max_ops * TT_RT_CALL_OPS_MAX;
+    bool chained = !new_call && reads_previous(w, args, n_args);
+    bool op_major = w->call_ops >= 8 && 2 * w->call_chained <= w->call_ops; /* judged after a few ops */
+    int32_t cap = new_call || (!chained && !op_major) ? tt_rt_g.window_max_ops
+                                                      : tt_rt_g.window_max_ops * TT_RT_CALL_OPS_MAX;
     if (n_ops > 0 && n_ops >= cap) {
         tt_status st = cut_locked(device, w, TT_RT_CUT_SIZE, where);
         if (st != TT_OK) {
@@ -510,7 +527,12 @@ tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *arg
             return st;
         }
     }
-    if (new_call) snprintf(w->last_where, sizeof w->last_where, "%s", where);
+    if (new_call) {
+        snprintf(w->last_where, sizeof w->last_where, "%s", where);
+        w->call_ops = w->call_chained = 0;
+    }
+    w->call_ops++;
+    w->call_chained += chained;
     /* The op is kept (its program retained, its args copied) and only its bookkeeping done now: the program is
      * built at the cut, and only when the window's trace is new. */
     int32_t k = atomic_load(&w->n_ops);

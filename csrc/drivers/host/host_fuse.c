@@ -2,18 +2,21 @@
  *
  * Planning walks the nodes in order with any number of groups open. An elementwise node (unary, binary,
  * compare, select, clamp, convert), a reshape or a broadcast_in_dim joins the open groups of its operands that
- * have its element count (merging them when there are several), or opens a group. A node that reads a value of
- * an open group without joining it (another count; a broadcast or scalar predicate reading it through index
- * math; any other op) closes that group. A group runs when the interpreter reaches its last member, so every
- * external operand (leaves, unfused nodes, earlier groups) is ready by then, and no node outside it reads its
- * values before that. Independent chains interleaved op by op (a foreach optimizer step over many tensors)
- * become one group per chain.
+ * have its element count (merging them when there are several), else the last group it could join (independent
+ * ops of one size share a loop), or opens a group. A node that reads a value of an open group without joining it
+ * (another count; a broadcast or scalar predicate reading it through index math; any other op) closes that group.
+ * A group runs when the interpreter reaches its last member, so every external operand (leaves, unfused nodes,
+ * earlier groups) is ready by then, and no node outside it reads its values before that. Chains interleaved op by
+ * op (a foreach optimizer step over tensors of several sizes) fuse chain by chain. A node of at most one tile
+ * that would open a group beside a bigger one joined last runs alone instead (a scalar's math between an
+ * optimizer's steps: groups of a few elements cost more than they save).
  *
- * Execution (host_fuse_run.c) splits [0, N) into parts (one scratch area each, so parts never share buffers), each part into tiles
- * of TILE elements. Per tile, each step computes one group value into a compute-class buffer (f32, f64 or i64,
- * as host_elementwise.c does) using the same math functions, and rounds to the value's dtype after every op
- * (bf16/f16/narrow ints round-trip through their storage type), so results equal the unfused interpreter's bit
- * for bit. Values used outside the group are stored to their arena slot; the others never leave the tile.
+ * Execution (host_fuse_run.c) splits [0, N) into parts (one scratch area each, so parts never share buffers), each
+ * part into tiles of TILE elements. Per tile, each step computes one group value into a compute-class buffer (f32,
+ * f64 or i64, as host_elementwise.c does) using the same math functions, and rounds to the value's dtype after
+ * every op (bf16/f16/narrow ints round-trip through their storage type), so results equal the unfused
+ * interpreter's bit for bit. Values used outside the group are stored to their arena slot; the others never
+ * leave the tile.
  * TORCHTPU_HOST_FUSE=0 disables fusion (for comparisons).
  */
 #include "host_fuse_internal.h"
@@ -351,6 +354,8 @@ bool tt_host_fuse_may_overwrite(const tt_host_fusion *f, const tt_ir_program *p,
            tt_host_numel(a) == tt_host_numel(b);
 }
 
+#define N_RECENT 4
+
 static int32_t group_root(int32_t *parent, int32_t g) {
     while (parent[g] != g) g = parent[g] = parent[parent[g]];
     return g;
@@ -384,6 +389,8 @@ tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
      * this node); with none it opens a group of its own. A node that reads a value of an open group without
      * joining it (not fusible, another count, read through index math) closes that group: a group runs at its
      * last member, so it must run before any outside reader, and outside readers only come after it closes. */
+    int32_t recent[N_RECENT]; /* groups joined last, latest first */
+    for (int r = 0; r < N_RECENT; r++) recent[r] = -1;
     for (int32_t k = 0; k < nn; k++) {
         const tt_ir_node *n = &p->nodes[k];
         f->group_of[k] = -1;
@@ -401,6 +408,17 @@ tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
                 else if (pass == 1 && join != g) parent[g] = join; /* merge */
             }
         if (!fuse) continue;
+        /* With no operand in an open group of its count, a node joins the group of its count joined last (of the
+         * last few groups joined): independent updates of equal-sized tensors (an optimizer's, tensor after tensor,
+         * a scalar's math between them) share one loop. */
+        if (join < 0 && cnt <= TILE && recent[0] >= 0) { /* a scalar's math beside a bigger group runs alone */
+            int32_t c = group_root(parent, recent[0]);
+            if (open[c] && f->groups[c].n > cnt) continue;
+        }
+        for (int r = 0; join < 0 && r < N_RECENT; r++) {
+            int32_t c = recent[r] >= 0 ? group_root(parent, recent[r]) : -1; /* merged since: its root */
+            if (c >= 0 && open[c] && f->groups[c].n == cnt) join = c;
+        }
         if (join < 0) {
             join = f->n_groups++;
             parent[join] = join;
@@ -409,6 +427,10 @@ tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
         }
         f->group_of[k] = join;
         f->groups[join].exec_node = k;
+        int r = 0; /* move join to the front of recent */
+        while (r < N_RECENT - 1 && recent[r] != join) r++;
+        for (; r > 0; r--) recent[r] = recent[r - 1];
+        recent[0] = join;
     }
     for (int32_t k = 0; k < nn; k++)
         if (f->group_of[k] >= 0) f->group_of[k] = group_root(parent, f->group_of[k]);
