@@ -249,6 +249,25 @@ static void the_size_cap_cuts_between_calls(void) {
         tt_rt_metrics_get(&mt);
         TT_CHECK(mt.cuts[TT_RT_CUT_SIZE] == 2 && mt.cuts[TT_RT_CUT_READ] == 1 && mt.windows == 3);
     }
+    /* One line, 70 ops over 14 tensors: 5 chained ops per tensor (cut where each chain starts), or one op per
+     * tensor in turn (a foreach step: whole up to 16 x the cap). Then an op on the next line. */
+    tt_rt_storage *t[14];
+    for (int i = 0; i < 14; i++) t[i] = uploaded(X6, 6);
+    for (int op_major = 0; op_major < 2; op_major++) {
+        tt_rt_metrics_reset();
+        user_line = 200;
+        for (int i = 0; i < 70; i++) {
+            tt_rt_storage *s = t[op_major ? i % 14 : i / 5];
+            TT_CHECK_OK(run2(add, dense2(s, 2, 3), dense2(x, 2, 3), dense2(s, 2, 3), "t += x"));
+        }
+        user_line = 201;
+        TT_CHECK_OK(run2(add, dense2(a, 2, 3), dense2(x, 2, 3), dense2(a, 2, 3), "a += x"));
+        read_back(t[13], g, 6);
+        for (int i = 0; i < 6; i++) TT_CHECK(g[i] == (float)(1 + 5 * (op_major + 1)) * X6[i]);
+        tt_rt_metrics_get(&mt);
+        TT_CHECK(mt.cuts[TT_RT_CUT_SIZE] == (op_major ? 2 : 14) && mt.cuts[TT_RT_CUT_READ] == 1);
+    }
+    for (int i = 0; i < 14; i++) tt_rt_storage_release(t[i]);
     tt_rt_set_where_hook(NULL);
     tt_rt_storage_release(a);
     tt_rt_storage_release(x);

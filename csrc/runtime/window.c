@@ -517,7 +517,8 @@ tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *arg
     int32_t n_ops = atomic_load(&w->n_ops);
     bool new_call = (!where[0] && !tt_rt_g.op_lines) || strcmp(where, w->last_where) != 0;
     bool chained = !new_call && reads_previous(w, args, n_args);
-    bool op_major = w->call_ops >= 8 && 2 * w->call_chained <= w->call_ops; /* judged after a few ops */
+    int32_t judge = tt_rt_g.window_max_ops < 8 ? tt_rt_g.window_max_ops : 8; /* ops seen before judging a call */
+    bool op_major = w->call_ops >= judge && 2 * w->call_chained <= w->call_ops;
     int32_t cap = new_call || (!chained && !op_major) ? tt_rt_g.window_max_ops
                                                       : tt_rt_g.window_max_ops * TT_RT_CALL_OPS_MAX;
     if (n_ops > 0 && n_ops >= cap) {
