@@ -74,7 +74,13 @@ conformance: install
 demo: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PYTHON) examples/demo.py
 
-bench: install
+# The machine's arithmetic limits (f32 FMA, bf16 dot, AMX) that GEMM figures are printed against.
+$(BUILD)/peak: bench/peak.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -pthread $< -o $@
+
+bench: install $(BUILD)/peak
+	$(BUILD)/peak
 	$(PYTHON) bench/op_overhead.py
 	$(PYTHON) bench/matmul.py
 	$(PYTHON) bench/ops_large.py

@@ -7,8 +7,10 @@ GFLOP/s = 2*n^3 / median seconds per matmul. tpu times are for a run of `--inner
 synchronize (so strict mode's queue is drained inside the timed region).
 """
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -17,6 +19,15 @@ import torch
 import torchtpu
 
 PRECISION_DEFAULT = 0  # tt_precision in csrc/include/tt_ir.h: DEFAULT, HIGH, HIGHEST, FP32
+
+def machine_peak(threads):
+    """build/peak's GFLOP/s limits ({} when it is not built: `make build/peak`)."""
+    exe = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "peak")
+    if not os.access(exe, os.X_OK):
+        return {}
+    out = subprocess.run([exe, str(threads), "--json"], capture_output=True, text=True)
+    return json.loads(out.stdout) if out.returncode == 0 else {}
+
 
 def median_s(fn, repeats):
     fn()
@@ -45,6 +56,11 @@ def main(argv=None):
            f"{'rel err':>9} | {'cpu bf16':>9}")
     print("GFLOP/s; rel err = ||tpu - f64 reference|| / ||reference||; tpu fp32 = the shim's default precision, "
           "tpu DEFAULT = TPU bf16 one-pass")
+    peak = machine_peak(torchtpu._C.host_num_threads())
+    if peak:
+        print(f"machine peak with {peak['threads']} threads (build/peak): f32 FMA {peak['f32_fma']:.0f}, bf16 dot "
+              f"{peak['bf16_dot']:.0f}, AMX bf16 {peak['amx_bf16']:.0f} GFLOP/s; '%pk' = tpu fp32 / f32 FMA peak")
+        hdr += f" | {'%pk':>5}"
     print(hdr)
     print("-" * len(hdr))
     g = torch.Generator().manual_seed(0)
@@ -84,8 +100,9 @@ def main(argv=None):
         finally:
             torchtpu._C.set_precision(old)
         cpu16 = flops / median_s(cpu_bf16_run, max(1, args.repeats // 2)) / 1e9
+        frac = f" | {100 * tpu / peak['f32_fma']:4.0f}%" if peak else ""
         print(f"{n:6d} {cpu:9.1f} {tpu:9.1f} {tpu / cpu:7.2f}x {err:9.1e} | {tpu16:11.1f} {err16:9.1e} | "
-              f"{cpu16:9.1f}", flush=True)
+              f"{cpu16:9.1f}{frac}", flush=True)
     return 0
 
 
