@@ -1,0 +1,59 @@
+/* host_matmul_internal.h — the blocked f32 GEMM's shared parts: blocking sizes, the job, the packers
+ * (host_matmul_pack.c) the driver (host_matmul_gemm.c) and the AMX path (host_matmul_amx.c) use. */
+#ifndef TT_HOST_MATMUL_INTERNAL_H
+#define TT_HOST_MATMUL_INTERNAL_H
+
+#include "host_kernels.h"
+
+#include <string.h>
+
+#define MR TT_GEMM_MR
+#define NR TT_GEMM_NR
+#define MC 128
+#define NC 256
+#define KC 256 /* along the expanded k' axis; even, so bf16 pairs never straddle slices */
+#define SMALL_WORK 262144 /* multiply-adds per batch entry below which one-pass GEMMs skip packing */
+
+enum { PART_HI, PART_MID, PART_LO, PART_EXACT };
+enum { KERN_PORTABLE = TT_GEMM_KERN_PORTABLE, KERN_AVX2 = TT_GEMM_KERN_AVX2, KERN_AVX512 = TT_GEMM_KERN_AVX512,
+       KERN_BF16 = TT_GEMM_KERN_BF16 };
+
+static inline uint32_t f2u(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+static inline float u2f(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+typedef struct gemm_f32_job {
+    int64_t M, N, K, Kx, T;
+    const float *A, *B;
+    int64_t a_bs, a_rs, a_cs, b_bs, b_rs, b_cs;
+    float *C;
+    int64_t c_bs, ldc;
+    const uint8_t *ta, *tb;
+    int kern;
+    bool vec_split; /* AVX-512F available: bf16 splits, transposed packs, the small kernels */
+    bool a_direct;  /* exact f32 with A's rows or columns contiguous: the kernels read A in place; only a partial
+                     * last panel (the kernel would read rows beyond M) is packed, at pa + batch * MR * kw */
+    int64_t m_tiles, n_tiles, m_panels, n_panels;
+    int64_t col_blocks, col_panels; /* gemm_f32_cols: column blocks per batch entry, B panels per block */
+    int64_t kw;    /* 32-bit words per packed panel row: Kx (f32) or ceil(Kx / 2) (bf16 pairs) */
+    float *pa, *pb; /* packed operands (bf16 pairs are stored in the same words) */
+} gemm_f32_job;
+
+/* Packers (host_matmul_pack.c). pack_a: A panel rows m0..m0+MR over all of k', in the kernel's layout;
+ * pack_b_range: B rows k in [k0, k1) of batch bi for panels [jp0, jp1); pack_b_rows: B with contiguous rows,
+ * columns [c_lo, c_hi). split_row: the bf16 parts (or exact copies) of n values src[i*stride]. */
+void tt_host_gemm_pack_a(const gemm_f32_job *g, const float *A, int64_t m0, void *dst);
+void tt_host_gemm_pack_b_range(const gemm_f32_job *g, int64_t bi, int64_t jp0, int64_t jp1, int64_t k0, int64_t k1);
+void tt_host_gemm_pack_b_rows(const gemm_f32_job *g, int64_t bi, int64_t k0, int64_t k1, int64_t c_lo, int64_t c_hi);
+void tt_host_gemm_pack_b_cols(const gemm_f32_job *g, int64_t bi, int64_t jp, int64_t k0, int64_t k1);
+void tt_host_gemm_split_row(const float *src, int64_t stride, int64_t n, bool exact, bool hi_only, bool vec,
+                            float *hi, float *mid, float *lo);
+
+#endif
