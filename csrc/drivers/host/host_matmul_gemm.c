@@ -9,8 +9,9 @@
  *     HIGH     (hi,hi) (hi,mid) (mid,hi)                          T = 3   (mid is "lo" of the 2-way split)
  *     HIGHEST  (hi,hi) (hi,mid) (mid,hi) (hi,lo) (lo,hi) (mid,mid) T = 6
  *     FP32     exact f32 values, f32 FMA                          T = 1
- *   Kernels (host_matmul_kern.c): AVX512-BF16 vdpbf16ps on pairs over k' (bf16 terms), else AVX-512F / AVX2+FMA /
- *   portable C f32 FMA on the same bf16-exact values (products of bf16 values are exact in f32, so results agree up to
+ *   bf16 terms run on AMX tiles where the CPU has them (host_matmul_amx.c: its own packing and blocking; 4-6x
+ *   vdpbf16ps here). Kernels (host_matmul_kern.c): AVX512-BF16 vdpbf16ps on pairs over k' (bf16 terms), else
+ *   AVX-512F / AVX2+FMA / portable C f32 FMA on the same bf16-exact values (products of bf16 values are exact in f32, so results agree up to
  *   accumulation order; vdpbf16ps also flushes denormals).
  *   Blocking: A is packed once, whole, into MR-row micro-panels; exact f32 reads A in place instead (the copy cost
  *   as much as the multiply when N is small) and packs only a partial last panel. Then, when C's column blocks
@@ -235,13 +236,17 @@ static void scratch_put(void *p, bool cached) {
 }
 
 static bool all_finite(int64_t batch, int64_t R, int64_t Cn, const float *X, int64_t bs, int64_t rs, int64_t cs) {
-    float acc = 0.0f; /* x * 0 is NaN exactly when x is inf or NaN */
+    if (rs < cs) { /* walk the contiguous axis innermost (a weight stored [N, K]) */
+        int64_t t = R;
+        R = Cn, Cn = t, t = rs, rs = cs, cs = t;
+    }
+    uint32_t bad = 0; /* an exponent of all ones: inf or NaN (ORs: no dependency chain through float adds) */
     for (int64_t b = 0; b < batch; b++)
         for (int64_t i = 0; i < R; i++) {
             const float *row = X + b * bs + i * rs;
-            for (int64_t j = 0; j < Cn; j++) acc += row[j * cs] * 0.0f;
+            for (int64_t j = 0; j < Cn; j++) bad |= (~f2u(row[j * cs]) & 0x7f800000u) == 0;
         }
-    return acc == 0.0f;
+    return !bad;
 }
 
 tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A, int64_t a_bs,
@@ -274,6 +279,7 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
         tt_host_parallel_for(batch, grain, gemm_f32_small_range, &g);
         return TT_OK;
     }
+    if (prec != TT_PRECISION_FP32 && tt_host_gemm_amx_usable()) return tt_host_gemm_amx(&g, batch);
     g.kern = KERN_PORTABLE;
     if (prec != TT_PRECISION_FP32 && tt_host_cpu_has("avx512bf16")) g.kern = KERN_BF16;
     else if (tt_host_cpu_has("avx512f")) g.kern = KERN_AVX512;

@@ -55,5 +55,14 @@ void tt_host_gemm_pack_b_rows(const gemm_f32_job *g, int64_t bi, int64_t k0, int
 void tt_host_gemm_pack_b_cols(const gemm_f32_job *g, int64_t bi, int64_t jp, int64_t k0, int64_t k1);
 void tt_host_gemm_split_row(const float *src, int64_t stride, int64_t n, bool exact, bool hi_only, bool vec,
                             float *hi, float *mid, float *lo);
+#if defined(__x86_64__)
+/* dst[k * ldd + j] = src[j * lds + k] for j, k < 16 (AVX-512F; any 32-bit values). */
+void tt_host_transpose16(const float *src, int64_t lds, float *dst, int64_t ldd);
+#endif
+
+/* The bf16 passes on AMX tiles (host_matmul_amx.c), for a job whose T, ta, tb, Kx and vec_split are set: whether
+ * this CPU and TORCHTPU_HOST_ISA allow it, and C[b] = the sum of the terms, for every batch entry. */
+bool tt_host_gemm_amx_usable(void);
+tt_status tt_host_gemm_amx(const gemm_f32_job *g, int64_t batch);
 
 #endif

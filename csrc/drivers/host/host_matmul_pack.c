@@ -164,7 +164,7 @@ void tt_host_gemm_pack_b_rows(const gemm_f32_job *g, int64_t bi, int64_t k0, int
 #if defined(__x86_64__)
 /* dst[k * ldd + j] = src[j * lds + k] for j, k < 16: a 16 x 16 transpose in registers (pairs of rows interleaved,
  * then quads, then 128-bit lanes). */
-__attribute__((target("avx512f"))) static void transpose16(const float *src, int64_t lds, float *dst, int64_t ldd) {
+__attribute__((target("avx512f"))) void tt_host_transpose16(const float *src, int64_t lds, float *dst, int64_t ldd) {
     __m512 r[16], t[16];
     for (int j = 0; j < 16; j++) r[j] = _mm512_loadu_ps(src + j * lds);
     for (int i = 0; i < 8; i++) {
@@ -208,7 +208,7 @@ void tt_host_gemm_pack_b_cols(const gemm_f32_job *g, int64_t bi, int64_t jp, int
         int64_t j = 0;
 #if defined(__x86_64__)
         if (g->vec_split && g->b_rs == 1 && kn == B_TILE_K)
-            for (; j + 16 <= nr; j += 16) transpose16(B + j * g->b_cs + kt, g->b_cs, dst + j, NR);
+            for (; j + 16 <= nr; j += 16) tt_host_transpose16(B + j * g->b_cs + kt, g->b_cs, dst + j, NR);
 #endif
         for (; j < nr; j++)
             for (int64_t k = 0; k < kn; k++) dst[k * NR + j] = B[j * g->b_cs + (kt + k) * g->b_rs];

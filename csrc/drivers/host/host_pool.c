@@ -23,6 +23,7 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#include <sys/syscall.h>
 #endif
 
 /* Used by the kernels in host_matmul_gemm.c; not declared in host_kernels.h (owned by another worker). */
@@ -241,8 +242,14 @@ static void cpu_detect(void) {
     if (avx512f && avx512bw && avx512vl && __get_cpuid_count(7, 1, &a, &b, &c, &d)) bf16 = (a >> 5) & 1;
     int avx2 = os_avx && __builtin_cpu_supports("avx2");
     int fma = os_avx && __builtin_cpu_supports("fma");
-    snprintf(s, cap, "%s%s%s%s", bf16 ? "avx512bf16 " : "", avx512f ? "avx512f " : "", avx2 ? "avx2 " : "",
-             fma ? "fma " : "");
+    /* AMX: the bf16 and tile instructions, the OS saving tile state (XCR0 bits 17, 18), and the kernel granting
+     * this process the tile data state (Linux asks for it: ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA). */
+    int amx = 0;
+    if (bf16 && (xcr0 & 0x60000) == 0x60000 && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 22 & 1) &&
+        (d >> 24 & 1))
+        amx = syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+    snprintf(s, cap, "%s%s%s%s%s", amx ? "amx " : "", bf16 ? "avx512bf16 " : "", avx512f ? "avx512f " : "",
+             avx2 ? "avx2 " : "", fma ? "fma " : "");
     size_t len = strlen(s);
     if (len > 0) s[len - 1] = '\0'; /* drop the trailing space */
 #else
@@ -255,14 +262,14 @@ const char *tt_host_cpu_features(void) {
     return cpu_features;
 }
 
-/* Whole-word membership test in tt_host_cpu_features(); TORCHTPU_HOST_ISA=portable|avx2|avx512f caps it so
- * every kernel path can be tested on one machine. */
+/* Whole-word membership test in tt_host_cpu_features(); TORCHTPU_HOST_ISA=portable|avx2|avx512f|avx512bf16 caps
+ * it so every kernel path can be tested on one machine. */
 int tt_host_cpu_has(const char *feature) {
-    static const char *order[] = {"portable", "fma", "avx2", "avx512f", "avx512bf16"};
+    static const char *order[] = {"portable", "fma", "avx2", "avx512f", "avx512bf16", "amx"};
     const char *cap = getenv("TORCHTPU_HOST_ISA");
     if (cap && *cap) {
         int ci = -1, fi = -1;
-        for (int i = 0; i < 5; i++) {
+        for (int i = 0; i < 6; i++) {
             if (strcmp(cap, order[i]) == 0) ci = i;
             if (strcmp(feature, order[i]) == 0) fi = i;
         }
