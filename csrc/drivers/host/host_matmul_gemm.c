@@ -11,8 +11,8 @@
  *     FP32     exact f32 values, f32 FMA                          T = 1
  *   bf16 terms run on AMX tiles where the CPU has them (host_matmul_amx.c: its own packing and blocking; 4-6x
  *   vdpbf16ps here). Kernels (host_matmul_kern.c): AVX512-BF16 vdpbf16ps on pairs over k' (bf16 terms), else
- *   AVX-512F / AVX2+FMA / portable C f32 FMA on the same bf16-exact values (products of bf16 values are exact in f32, so results agree up to
- *   accumulation order; vdpbf16ps also flushes denormals).
+ *   AVX-512F / AVX2+FMA / portable C f32 FMA on the same bf16-exact values (products of bf16 values are exact in
+ *   f32, so results agree up to accumulation order; vdpbf16ps also flushes denormals).
  *   Blocking: A is packed once, whole, into MR-row micro-panels; exact f32 reads A in place instead (the copy cost
  *   as much as the multiply when N is small) and packs only a partial last panel. Then, when C's column blocks
  *   (about NC wide, as many as a multiple of the thread count) give every thread work, each task takes one column
