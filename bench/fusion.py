@@ -74,8 +74,25 @@ def adamw(dev):
     return step
 
 
+def adamw_foreach(dev):
+    """torch.optim.AdamW's default on tpu (foreach: each op over every tensor, then the next) over the small GPT's
+    parameter shapes (bench/models.py), which differ in size."""
+    g = torch.Generator().manual_seed(4)
+    shapes = [(512, 128), (64, 128)] + [(128,), (128,), (384, 128), (384,), (128, 128), (128,), (128,), (128,),
+                                        (512, 128), (512,), (128, 512), (128,)] * 4 + [(128,), (128,)]
+    params = [torch.randn(*s, generator=g).to(dev).requires_grad_() for s in shapes]
+    for p in params:
+        p.grad = torch.randn(p.shape, generator=g).to(dev)
+    opt = torch.optim.AdamW(params, lr=1e-3)
+
+    def step():
+        opt.step()
+        return params[0]
+    return step
+
+
 WORKLOADS = {"gelu_mlp": gelu_mlp, "layernorm_residual": layernorm_residual, "masked_softmax": masked_softmax,
-             "adamw": adamw}
+             "adamw": adamw, "adamw_foreach": adamw_foreach}
 
 
 def run_steps(step, sync, iters):

@@ -21,12 +21,18 @@ import torchtpu
 PRECISION_DEFAULT = 0  # tt_precision in csrc/include/tt_ir.h: DEFAULT, HIGH, HIGHEST, FP32
 
 def machine_peak(threads):
-    """build/peak's GFLOP/s limits ({} when it is not built: `make build/peak`)."""
+    """build/peak's GFLOP/s limits, the best of two runs ({} when it is not built: `make build/peak`)."""
     exe = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "peak")
     if not os.access(exe, os.X_OK):
         return {}
-    out = subprocess.run([exe, str(threads), "--json"], capture_output=True, text=True)
-    return json.loads(out.stdout) if out.returncode == 0 else {}
+    best = {}
+    for _ in range(2):
+        out = subprocess.run([exe, str(threads), "--json"], capture_output=True, text=True)
+        if out.returncode != 0:
+            return {}
+        for k, v in json.loads(out.stdout).items():
+            best[k] = max(best[k], v) if isinstance(v, float) and k in best else v
+    return best
 
 
 def median_s(fn, repeats):
@@ -58,9 +64,11 @@ def main(argv=None):
           "tpu DEFAULT = TPU bf16 one-pass")
     peak = machine_peak(torchtpu._C.host_num_threads())
     if peak:
+        bf16_peak = max(peak["bf16_dot"], peak["amx_bf16"])
         print(f"machine peak with {peak['threads']} threads (build/peak): f32 FMA {peak['f32_fma']:.0f}, bf16 dot "
-              f"{peak['bf16_dot']:.0f}, AMX bf16 {peak['amx_bf16']:.0f} GFLOP/s; '%pk' = tpu fp32 / f32 FMA peak")
-        hdr += f" | {'%pk':>5}"
+              f"{peak['bf16_dot']:.0f}, AMX bf16 {peak['amx_bf16']:.0f} GFLOP/s; %pk = tpu fp32 / f32 FMA peak, "
+              f"tpu DEFAULT / bf16 peak ({bf16_peak:.0f})")
+        hdr += f" | {'%pk':>5} {'%pk':>5}"
     print(hdr)
     print("-" * len(hdr))
     g = torch.Generator().manual_seed(0)
@@ -100,7 +108,7 @@ def main(argv=None):
         finally:
             torchtpu._C.set_precision(old)
         cpu16 = flops / median_s(cpu_bf16_run, max(1, args.repeats // 2)) / 1e9
-        frac = f" | {100 * tpu / peak['f32_fma']:4.0f}%" if peak else ""
+        frac = f" | {100 * tpu / peak['f32_fma']:4.0f}% {100 * tpu16 / bf16_peak:4.0f}%" if peak else ""
         print(f"{n:6d} {cpu:9.1f} {tpu:9.1f} {tpu / cpu:7.2f}x {err:9.1e} | {tpu16:11.1f} {err16:9.1e} | "
               f"{cpu16:9.1f}{frac}", flush=True)
     return 0
