@@ -289,7 +289,8 @@ tt_status tt_host_gemm_amx(const gemm_f32_job *g, int64_t batch) {
     if (elems > 1e14) return tt_error(TT_STATUS_OUT_OF_MEMORY, "gemm: problem too large");
     size_t sa = ((size_t)batch * (size_t)j.Mp * (size_t)j.lda * 2 + 63) / 64 * 64;
     size_t sb = ((size_t)batch * (size_t)j.Np * (size_t)j.Kp * 2 + 63) / 64 * 64;
-    j.ap = aligned_alloc(64, sa + sb);
+    bool cached = false;
+    j.ap = tt_host_gemm_scratch_get(sa + sb, &cached);
     if (!j.ap) return tt_error(TT_STATUS_OUT_OF_MEMORY, "gemm: cannot allocate %zu bytes of packed operands", sa + sb);
     j.bp = (uint16_t *)((char *)j.ap + sa);
     int64_t row_work = g->K * g->T, grain = 65536 / row_work + 1;
@@ -305,7 +306,7 @@ tt_status tt_host_gemm_amx(const gemm_f32_job *g, int64_t batch) {
     if (j.mparts > j.strips) j.mparts = j.strips;
     int64_t task_work = (j.strips / j.mparts + 1) * AMX_ROWS * AMX_NCB * j.Kp;
     tt_host_parallel_for(batch * groups * j.mparts, (1 << 22) / task_work + 1, amx_tasks, &j);
-    free(j.ap);
+    tt_host_gemm_scratch_put(j.ap, cached);
     return TT_OK;
 #else
     (void)g;

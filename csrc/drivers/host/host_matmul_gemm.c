@@ -198,7 +198,7 @@ static void *scratch_ptr;
 static size_t scratch_size;
 static bool scratch_busy;
 
-static void *scratch_get(size_t bytes, bool *cached) {
+void *tt_host_gemm_scratch_get(size_t bytes, bool *cached) {
     *cached = false;
     /* trylock: a busy (or, after fork, orphaned) lock just means a private buffer */
     if (pthread_mutex_trylock(&scratch_lock) != 0) return aligned_alloc(64, bytes);
@@ -220,7 +220,7 @@ static void *scratch_get(size_t bytes, bool *cached) {
     return aligned_alloc(64, bytes);
 }
 
-static void scratch_put(void *p, bool cached) {
+void tt_host_gemm_scratch_put(void *p, bool cached) {
     if (!cached) {
         free(p);
         return;
@@ -295,7 +295,7 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
     if (bytes_a + bytes_b > 1e15) return tt_error(TT_STATUS_OUT_OF_MEMORY, "gemm: problem too large");
     size_t sa = ((size_t)bytes_a + 63) / 64 * 64, sb = ((size_t)bytes_b + 63) / 64 * 64;
     bool cached = false;
-    void *scratch = scratch_get(sa + sb, &cached);
+    void *scratch = tt_host_gemm_scratch_get(sa + sb, &cached);
     if (!scratch)
         return tt_error(TT_STATUS_OUT_OF_MEMORY, "gemm: cannot allocate %.0f bytes of packed operands",
                         bytes_a + bytes_b);
@@ -312,7 +312,7 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
     if (batch * g.col_blocks >= nt) {
         int64_t block_work = M * g.col_panels * NR * g.Kx;
         tt_host_parallel_for(batch * g.col_blocks, (1 << 21) / block_work + 1, gemm_f32_cols, &g);
-        scratch_put(scratch, cached);
+        tt_host_gemm_scratch_put(scratch, cached);
         return TT_OK;
     }
     if (b_cs == 1) tt_host_parallel_for(batch * ((K + B_ROWS - 1) / B_ROWS), 65536 / (B_ROWS * N * g.T) + 1,
@@ -322,7 +322,7 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
     int64_t tile_work = (M < MC ? M : MC) * (N < NC ? N : NC) * g.Kx;
     int64_t grain = (1 << 21) / tile_work + 1; /* keep each chunk worth waking a thread for */
     tt_host_parallel_for(tiles, grain, gemm_f32_tiles, &g);
-    scratch_put(scratch, cached);
+    tt_host_gemm_scratch_put(scratch, cached);
     return TT_OK;
 }
 

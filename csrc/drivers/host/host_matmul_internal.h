@@ -60,6 +60,11 @@ void tt_host_gemm_split_row(const float *src, int64_t stride, int64_t n, bool ex
 void tt_host_transpose16(const float *src, int64_t lds, float *dst, int64_t ldd);
 #endif
 
+/* The packed operands' buffer (host_matmul_gemm.c): one cached buffer, so back-to-back GEMMs do not pay for fresh
+ * pages every call; a concurrent caller gets its own (cached says which, for the put). */
+void *tt_host_gemm_scratch_get(size_t bytes, bool *cached);
+void tt_host_gemm_scratch_put(void *p, bool cached);
+
 /* The bf16 passes on AMX tiles (host_matmul_amx.c), for a job whose T, ta, tb, Kx and vec_split are set: whether
  * this CPU and TORCHTPU_HOST_ISA allow it, and C[b] = the sum of the terms, for every batch entry. */
 bool tt_host_gemm_amx_usable(void);
