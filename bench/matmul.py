@@ -18,7 +18,7 @@ import torch
 
 import torchtpu
 
-PRECISION_DEFAULT = 0  # tt_precision in csrc/include/tt_ir.h: DEFAULT, HIGH, HIGHEST, FP32
+PRECISION_DEFAULT, PRECISION_HIGH, PRECISION_HIGHEST = 0, 1, 2  # tt_precision in csrc/include/tt_ir.h
 
 def machine_peak(threads):
     """build/peak's GFLOP/s limits, the best of two runs ({} when it is not built: `make build/peak`)."""
@@ -59,9 +59,9 @@ def main(argv=None):
           f"tpu host threads {torchtpu._C.host_num_threads()}, eager mode {torchtpu.get_eager_mode()}, "
           f"load average {os.getloadavg()[0]:.2f}")
     hdr = (f"{'n':>6} {'cpu f32':>9} {'tpu fp32':>9} {'tpu/cpu':>8} {'rel err':>9} | {'tpu DEFAULT':>11} "
-           f"{'rel err':>9} | {'cpu bf16':>9}")
+           f"{'rel err':>9} {'HIGH':>6} {'HIGHEST':>7} | {'cpu bf16':>9}")
     print("GFLOP/s; rel err = ||tpu - f64 reference|| / ||reference||; tpu fp32 = the shim's default precision, "
-          "tpu DEFAULT = TPU bf16 one-pass")
+          "tpu DEFAULT = TPU bf16 one-pass; HIGH, HIGHEST = their time / DEFAULT's (3 and 6 passes)")
     peak = machine_peak(torchtpu._C.host_num_threads())
     if peak:
         bf16_peak = max(peak["bf16_dot"], peak["amx_bf16"])
@@ -101,16 +101,20 @@ def main(argv=None):
         tpu = flops / median_s(tpu_run, args.repeats) / 1e9
         err = rel_err()
         old = torchtpu._C.get_precision()
-        torchtpu._C.set_precision(PRECISION_DEFAULT)
         try:
+            torchtpu._C.set_precision(PRECISION_DEFAULT)
             tpu16 = flops / median_s(tpu_run, args.repeats) / 1e9
             err16 = rel_err()
+            slower = []
+            for prec in (PRECISION_HIGH, PRECISION_HIGHEST):
+                torchtpu._C.set_precision(prec)
+                slower.append(median_s(tpu_run, max(1, args.repeats // 2)) * tpu16 * 1e9 / flops)
         finally:
             torchtpu._C.set_precision(old)
         cpu16 = flops / median_s(cpu_bf16_run, max(1, args.repeats // 2)) / 1e9
         frac = f" | {100 * tpu / peak['f32_fma']:4.0f}% {100 * tpu16 / bf16_peak:4.0f}%" if peak else ""
-        print(f"{n:6d} {cpu:9.1f} {tpu:9.1f} {tpu / cpu:7.2f}x {err:9.1e} | {tpu16:11.1f} {err16:9.1e} | "
-              f"{cpu16:9.1f}{frac}", flush=True)
+        print(f"{n:6d} {cpu:9.1f} {tpu:9.1f} {tpu / cpu:7.2f}x {err:9.1e} | {tpu16:11.1f} {err16:9.1e} "
+              f"{slower[0]:5.1f}x {slower[1]:6.1f}x | {cpu16:9.1f}{frac}", flush=True)
     return 0
 
 

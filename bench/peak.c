@@ -37,64 +37,38 @@ static const char *kind_name[KIND_COUNT] = {"f32_fma", "bf16_dot", "amx_bf16"};
 #define REP24(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) \
                  X(12) X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23)
 
-__attribute__((target("avx512f"))) static double run_f32_avx512(volatile float *sink) {
-    __m512 a = _mm512_set1_ps(1.0000001f), b = _mm512_set1_ps(0.9999999f);
-#define DECL(i) __m512 c##i = _mm512_set1_ps((float)(i));
-    REP24(DECL)
-#undef DECL
-    for (long it = 0; it < ITERS; it++) {
-#define FMA(i) c##i = _mm512_fmadd_ps(a, c##i, b);
-        REP24(FMA)
-#undef FMA
-        __asm__ volatile("" ::: "memory");
+/* One kernel per level: 24 accumulators of type VEC, each STEP'd per iteration, summed at the end so nothing is
+ * optimized away; FLOPS per instruction and accumulator. */
+#define PEAK_KERNEL(NAME, TARGET, VEC, INIT, STEP, ADD, SUM, FLOPS)                                  \
+    __attribute__((target(TARGET))) static double NAME(volatile float *sink) {                      \
+        INIT                                                                                         \
+        REP24(DECL)                                                                                  \
+        for (long it = 0; it < ITERS; it++) {                                                        \
+            REP24(STEP)                                                                              \
+            __asm__ volatile("" ::: "memory");                                                       \
+        }                                                                                            \
+        VEC s = c0;                                                                                  \
+        REP24(ADD)                                                                                   \
+        *sink = SUM;                                                                                 \
+        return (double)(FLOPS) * 24 * ITERS;                                                         \
     }
-    __m512 s = c0;
-#define ADD(i) s = _mm512_add_ps(s, c##i);
-    REP24(ADD)
-#undef ADD
-    *sink = _mm512_reduce_add_ps(s);
-    return 2.0 * 16 * 24 * ITERS;
-}
 
-__attribute__((target("avx2,fma"))) static double run_f32_avx2(volatile float *sink) {
-    __m256 a = _mm256_set1_ps(1.0000001f), b = _mm256_set1_ps(0.9999999f);
+#define DECL(i) __m512 c##i = _mm512_set1_ps((float)(i));
+#define FMA512(i) c##i = _mm512_fmadd_ps(a, c##i, b);
+#define ADD512(i) s = _mm512_add_ps(s, c##i);
+#define INIT_F32_512 __m512 a = _mm512_set1_ps(1.0000001f), b = _mm512_set1_ps(0.9999999f);
+PEAK_KERNEL(run_f32_avx512, "avx512f", __m512, INIT_F32_512, FMA512, ADD512, _mm512_reduce_add_ps(s), 2 * 16)
+#define DOT512(i) c##i = _mm512_dpbf16_ps(c##i, a, b);
+#define INIT_BF16 __m512bh a = (__m512bh)_mm512_set1_epi32(0x3f803f80), b = (__m512bh)_mm512_set1_epi32(0x3f7f3f7f);
+PEAK_KERNEL(run_bf16, "avx512bf16,avx512f,avx512bw,avx512vl", __m512, INIT_BF16, DOT512, ADD512,
+            _mm512_reduce_add_ps(s), 2 * 32)
+#undef DECL
 #define DECL(i) __m256 c##i = _mm256_set1_ps((float)(i));
-    REP24(DECL)
+#define FMA256(i) c##i = _mm256_fmadd_ps(a, c##i, b);
+#define ADD256(i) s = _mm256_add_ps(s, c##i);
+#define INIT_F32_256 __m256 a = _mm256_set1_ps(1.0000001f), b = _mm256_set1_ps(0.9999999f);
+PEAK_KERNEL(run_f32_avx2, "avx2,fma", __m256, INIT_F32_256, FMA256, ADD256, _mm256_cvtss_f32(s), 2 * 8)
 #undef DECL
-    for (long it = 0; it < ITERS; it++) {
-#define FMA(i) c##i = _mm256_fmadd_ps(a, c##i, b);
-        REP24(FMA)
-#undef FMA
-        __asm__ volatile("" ::: "memory");
-    }
-    __m256 s = c0;
-#define ADD(i) s = _mm256_add_ps(s, c##i);
-    REP24(ADD)
-#undef ADD
-    float out[8];
-    _mm256_storeu_ps(out, s);
-    *sink = out[0];
-    return 2.0 * 8 * 24 * ITERS;
-}
-
-__attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl"))) static double run_bf16(volatile float *sink) {
-    __m512bh a = (__m512bh)_mm512_set1_epi32(0x3f803f80), b = (__m512bh)_mm512_set1_epi32(0x3f7f3f7f);
-#define DECL(i) __m512 c##i = _mm512_set1_ps((float)(i));
-    REP24(DECL)
-#undef DECL
-    for (long it = 0; it < ITERS; it++) {
-#define DOT(i) c##i = _mm512_dpbf16_ps(c##i, a, b);
-        REP24(DOT)
-#undef DOT
-        __asm__ volatile("" ::: "memory");
-    }
-    __m512 s = c0;
-#define ADD(i) s = _mm512_add_ps(s, c##i);
-    REP24(ADD)
-#undef ADD
-    *sink = _mm512_reduce_add_ps(s);
-    return 2.0 * 32 * 24 * ITERS;
-}
 
 /* AMX: 8 tiles of state; 4 accumulators (tmm0-3) fed by two A tiles (tmm4-5) and two B tiles (tmm6-7), each
  * tdpbf16ps a 16 x 16 x 32 multiply-add. The kernel must grant the process the tile data state first. */

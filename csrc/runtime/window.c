@@ -521,15 +521,18 @@ tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *arg
     bool op_major = w->call_ops >= judge && 2 * w->call_chained <= w->call_ops;
     int32_t cap = new_call || (!chained && !op_major) ? tt_rt_g.window_max_ops
                                                       : tt_rt_g.window_max_ops * TT_RT_CALL_OPS_MAX;
-    if (n_ops > 0 && n_ops >= cap) {
-        tt_status st = cut_locked(device, w, TT_RT_CUT_SIZE, where);
+    bool cut = n_ops > 0 && n_ops >= cap;
+    if (cut) {
+        tt_status st = cut_locked(device, w, TT_RT_CUT_SIZE, where); /* clears the call's line and counts */
         if (st != TT_OK) {
             pthread_mutex_unlock(&w->mu);
             return st;
         }
     }
-    if (new_call) {
-        snprintf(w->last_where, sizeof w->last_where, "%s", where);
+    if (new_call || cut) { /* a plain bounded copy: this runs for most ops */
+        size_t len = strnlen(where, sizeof w->last_where - 1);
+        memcpy(w->last_where, where, len);
+        w->last_where[len] = 0;
         w->call_ops = w->call_chained = 0;
     }
     w->call_ops++;

@@ -130,10 +130,9 @@ static void amx_pack_b_rows(void *user, int64_t r0, int64_t r1) {
                 for (int64_t t = 0; t < T; t++) {
                     int64_t kx = k * T + t;
                     const float *row = part[g->tb[t]];
-                    bool last = kx + 1 == g->Kx;
 #if defined(__x86_64__)
                     if (g->vec_split) {
-                        if ((kx & 1) == 0 && !last) {
+                        if ((kx & 1) == 0 && kx + 1 < g->Kx) { /* an even k' waits for its pair (the last, zeros) */
                             memcpy(even, row, (size_t)n16 * sizeof *even);
                             continue;
                         }
@@ -144,7 +143,6 @@ static void amx_pack_b_rows(void *user, int64_t r0, int64_t r1) {
                         continue;
                     }
 #endif
-                    (void)last;
                     for (int64_t c = 0; c < nc; c++) *b_slot(j, bi, c0 + c, kx) = (uint16_t)(f2u(row[c]) >> 16);
                 }
             }
