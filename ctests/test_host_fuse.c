@@ -16,11 +16,11 @@
 /* ---- fused elementwise groups: every result equals the unfused interpreter's, bit for bit ---- */
 
 /* Builds a program with build(b), runs it with fusion and row blocks on, and with both off (TORCHTPU_HOST_FUSE,
- * TORCHTPU_HOST_ROWS: the plain interpreter), on inputs in[], compares all outputs bytewise. n_out <= 4 outputs of at most 1 MB each. */
+ * TORCHTPU_HOST_ROWS: the plain interpreter), on inputs in[], compares all outputs bytewise. n_out <= 8 outputs of at most 1 MB each. */
 typedef void (*build_fn)(tt_ir_builder *b);
 static void check_fused_equals_unfused(build_fn build, const void *const *in, int n_out) {
-    void *outs[2][4] = {{0}};
-    size_t bytes[4] = {0};
+    void *outs[2][8] = {{0}};
+    size_t bytes[8] = {0};
     for (int pass = 0; pass < 2; pass++) {
         setenv("TORCHTPU_HOST_FUSE", pass ? "0" : "1", 1);
         setenv("TORCHTPU_HOST_ROWS", pass ? "0" : "1", 1);
@@ -140,6 +140,34 @@ static void build_foreach(tt_ir_builder *b) {
     tt_ir_builder_add_output(b, r);
 }
 
+/* Row groups: short rows (many per tile: a broadcast back over rows written in place of its operand must not
+ * overwrite rows not yet spread), a reduction of a parameter (it opens the group), min and product, row-level
+ * results (a splat among them), bf16 and f64 rows, a sum over the leading dim (not a row reduction), rows too long for a tile. */
+enum { RR = 300, RC = 7, RL = 9000 };
+static void build_rows_mixed(tt_ir_builder *b) {
+    tt_ir_value x = tt_ir_param(b, TT_F32, 3, DIMS(3, RR / 3, RC));
+    tt_ir_value h = tt_ir_param(b, TT_BF16, 2, DIMS(RR, RC));
+    tt_ir_value d = tt_ir_param(b, TT_F64, 2, DIMS(RR / 2, 2 * RC));
+    tt_ir_value l = tt_ir_param(b, TT_F32, 2, DIMS(2, RL));
+    tt_ir_value mn = tt_ir_reduce(b, TT_REDUCE_MIN, x, 1, DIMS(2));
+    tt_ir_value sh = tt_ir_binary(b, TT_OP_SUBTRACT, x, tt_ir_broadcast_in_dim(b, mn, 3, DIMS(3, RR / 3, RC), DIMS(0, 1)));
+    tt_ir_value pr = tt_ir_reduce(b, TT_REDUCE_MUL, tt_ir_binary(b, TT_OP_ADD, sh, kf(b, sh, 0.75)), 1, DIMS(2));
+    tt_ir_value pk = tt_ir_reshape(b, pr, 3, DIMS(3, RR / 3, 1)); /* kept dim of size 1, broadcast back */
+    tt_ir_builder_add_output(b, tt_ir_binary(b, TT_OP_DIVIDE, sh, tt_ir_broadcast_in_dim(b, pk, 3, DIMS(3, RR / 3, RC), DIMS(0, 1, 2))));
+    tt_ir_builder_add_output(b, tt_ir_unary(b, TT_OP_LOG, pr));
+    tt_ir_value hs = tt_ir_reduce(b, TT_REDUCE_ADD, tt_ir_binary(b, TT_OP_MULTIPLY, h, h), 1, DIMS(1)); /* rounds to bf16 */
+    tt_ir_builder_add_output(b, tt_ir_binary(b, TT_OP_MULTIPLY, h, tt_ir_broadcast_in_dim(b, hs, 2, DIMS(RR, RC), DIMS(0))));
+    tt_ir_value two = tt_ir_broadcast_in_dim(b, tt_ir_constant_scalar(b, TT_BF16, 2.0), 1, DIMS(RR), NULL);
+    tt_ir_builder_add_output(b, two); /* a row-level splat: stored one value per row */
+    tt_ir_builder_add_output(b, tt_ir_binary(b, TT_OP_ADD, hs, two));
+    tt_ir_value dm = tt_ir_reduce(b, TT_REDUCE_MAX, d, 1, DIMS(1));
+    tt_ir_value de = tt_ir_unary(b, TT_OP_EXP, tt_ir_binary(b, TT_OP_SUBTRACT, d, tt_ir_broadcast_in_dim(b, dm, 2, DIMS(RR / 2, 2 * RC), DIMS(0))));
+    tt_ir_value col = tt_ir_reduce(b, TT_REDUCE_ADD, de, 1, DIMS(0));
+    tt_ir_builder_add_output(b, tt_ir_binary(b, TT_OP_DIVIDE, de, tt_ir_broadcast_in_dim(b, col, 2, DIMS(RR / 2, 2 * RC), DIMS(1))));
+    tt_ir_value ls = tt_ir_reduce(b, TT_REDUCE_ADD, tt_ir_unary(b, TT_OP_EXP, l), 1, DIMS(1));
+    tt_ir_builder_add_output(b, tt_ir_binary(b, TT_OP_MULTIPLY, l, tt_ir_broadcast_in_dim(b, ls, 2, DIMS(2, RL), DIMS(0))));
+}
+
 static void test_fused_elementwise_groups_equal_the_unfused_interpreter_bit_for_bit(void) {
     fx = malloc(FR * FC * sizeof *fx);
     fw = malloc(FR * FC * sizeof *fw);
@@ -160,6 +188,12 @@ static void test_fused_elementwise_groups_equal_the_unfused_interpreter_bit_for_
     check_fused_equals_unfused(build_select, (const void *[]){fm, fx, &neg}, 3);
     check_fused_equals_unfused(build_softmax4, (const void *[]){fx}, 2);
     check_fused_equals_unfused(build_foreach, (const void *[]){fx, fx + FE, fx + 2 * FE, fw, fw + FE, fw + 2 * FE}, 4);
+    double *fd = malloc(RR * RC * sizeof *fd);
+    if (fd) {
+        for (int i = 0; i < RR * RC; i++) fd[i] = (double)fw[i] * 3.0 + 1e-9 * i;
+        check_fused_equals_unfused(build_rows_mixed, (const void *[]){fx, fh, fd, fw}, 8);
+    }
+    free(fd);
 out:
     free(fx);
     free(fw);
@@ -475,8 +509,12 @@ static void test_the_planners_fuse_whole_chains_and_find_row_blocks(void) {
     plan_counts(build_gelu, &g, &in);
     TT_CHECK(g == 1 && in >= 8); /* one group; only the two outputs leave it */
     plan_counts(build_layer_norm, &g, &in);
-    /* [sum/n] | [x-mean, square] | [var+eps, rsqrt] | [normalize, scale] */
-    TT_CHECK(g == 4 && in >= 4);
+    /* one group: the sums over rows, the row-level math between them, the broadcasts back over the rows */
+    TT_CHECK(g == 1 && in >= 8);
+    plan_counts(build_softmax4, &g, &in);
+    TT_CHECK(g == 1);
+    plan_counts(build_rows_mixed, &g, &in);
+    TT_CHECK(g >= 2); /* the column sum and the over-long rows are not row reductions of one group */
     /* interleaved chains: one group each; chain 0's closed by the reduction, its last step a group of two */
     plan_counts(build_foreach, &g, &in);
     TT_CHECK(g == 4);

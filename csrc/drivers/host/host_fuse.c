@@ -11,6 +11,13 @@
  * that would open a group beside a bigger one joined last runs alone instead (a scalar's math between an
  * optimizer's steps: groups of a few elements cost more than they save).
  *
+ * Row groups: a reduction over a value's trailing dims (rows of up to MAX_ROW elements) joins the group of its
+ * operand, which then sees its n elements as rows; the reduction's result and the elementwise math on it are
+ * row-level members (one element per row), and a broadcast of a row-level value back over its rows is an
+ * element-level member. So softmax, layer_norm and their backward passes run as one loop over tiles of whole
+ * rows, every intermediate in the tile (the unfused path wrote each to memory and read it back). Reductions
+ * call the unfused kernel's row reduction, so results stay bit for bit equal.
+ *
  * Execution (host_fuse_run.c) splits [0, N) into parts (one scratch area each, so parts never share buffers), each
  * part into tiles of TILE elements. Per tile, each step computes one group value into a compute-class buffer (f32,
  * f64 or i64, as host_elementwise.c does) using the same math functions, and rounds to the value's dtype after
@@ -60,6 +67,7 @@ typedef struct gbuild {
     fgroup *g;
     int32_t *vid_of;   /* per program value: vid in this group, or -1 (reset after) */
     int32_t cap_steps;
+    bool row;          /* the member being added is row-level */
 } gbuild;
 
 static int32_t add_step(gbuild *b, const fstep *s) {
@@ -88,46 +96,97 @@ static int32_t external(gbuild *b, tt_ir_value v) {
     const tt_ir_type *t = &b->p->types[v];
     fstep s;
     memset(&s, 0, sizeof s);
-    s.kind = tt_host_numel(t) == b->g->n ? S_LOAD : S_SPLAT;
+    int64_t level_n = b->row ? b->g->n / b->g->row : b->g->n;
+    s.kind = tt_host_numel(t) == level_n ? S_LOAD : S_SPLAT;
     s.in_dt = s.out_dt = t->dtype;
     s.src = v;
+    s.row = b->row;
     int32_t k = add_step(b, &s);
     if (k >= 0) b->vid_of[v] = k;
     return k;
 }
 
-static int32_t broadcast_step(gbuild *b, const tt_ir_node *n) {
-    const tt_ir_program *p = b->p;
+/* broadcast_in_dim's result as coalesced dims with the operand's stride along each (0: broadcast); size-1 dims
+ * dropped. Returns the rank. */
+static int32_t bcast_layout(const tt_ir_program *p, const tt_ir_node *n, int64_t *dims, int64_t *str) {
     const tt_ir_type *xt = tt_host_in_type(p, n, 0), *ot = &p->types[n->outputs[0]];
-    tt_ir_value x = p->operands[n->inputs_offset];
-    if (tt_host_numel(xt) == 1) {
-        fstep s;
-        memset(&s, 0, sizeof s);
-        s.kind = S_SPLAT;
-        s.in_dt = s.out_dt = xt->dtype;
-        s.src = x;
-        return add_step(b, &s);
-    }
     int64_t xs[TT_MAX_RANK], sstr[TT_MAX_RANK];
     tt_host_contiguous_strides(xt->rank, xt->dims, xs);
     for (int32_t d = 0; d < ot->rank; d++) sstr[d] = 0;
     for (int32_t i = 0; i < xt->rank; i++) sstr[n->attrs.broadcast.dims.v[i]] = xt->dims[i] == 1 ? 0 : xs[i];
-    fstep s;
-    memset(&s, 0, sizeof s);
-    s.kind = S_BCAST;
-    s.in_dt = s.out_dt = xt->dtype;
-    s.src = x;
+    int32_t r = 0;
     for (int32_t d = 0; d < ot->rank; d++) {
         if (ot->dims[d] == 1) continue;
-        if (s.rank > 0 && s.str[s.rank - 1] == sstr[d] * ot->dims[d]) {
-            s.dims[s.rank - 1] *= ot->dims[d];
-            s.str[s.rank - 1] = sstr[d];
+        if (r > 0 && str[r - 1] == sstr[d] * ot->dims[d]) {
+            dims[r - 1] *= ot->dims[d];
+            str[r - 1] = sstr[d];
             continue;
         }
-        s.dims[s.rank] = ot->dims[d];
-        s.str[s.rank] = sstr[d];
-        s.rank++;
+        dims[r] = ot->dims[d];
+        str[r] = sstr[d];
+        r++;
     }
+    return r;
+}
+
+/* Whether broadcast n spreads each element of its operand over `row` consecutive elements of its result. */
+static bool bcast_over_rows(const tt_ir_program *p, const tt_ir_node *n, int64_t row) {
+    if (n->op != TT_OP_BROADCAST_IN_DIM || row < 2) return false;
+    int64_t dims[TT_MAX_RANK], str[TT_MAX_RANK];
+    int32_t r = bcast_layout(p, n, dims, str);
+    if (r == 1) return dims[0] == row && str[0] == 0; /* one row */
+    return r == 2 && str[0] == 1 && dims[1] == row && str[1] == 0;
+}
+
+/* Elements per row when n reduces a float value over trailing dims (every kept dim of size > 1 before every
+ * reduced one) into its own dtype, with a kind the row kernel runs; else 0. */
+static int64_t reduce_row(const tt_ir_program *p, const tt_ir_node *n) {
+    if (n->op != TT_OP_REDUCE || n->n_inputs != 1 || n->n_outputs != 1) return 0;
+    const tt_ir_type *xt = tt_host_in_type(p, n, 0);
+    tt_ir_reduce_kind k = n->attrs.reduce.kind;
+    tt_host_class c = tt_host_class_of(xt->dtype);
+    if (!tt_dtype_is_float(xt->dtype) || (c != TT_HOST_CF32 && c != TT_HOST_CF64) ||
+        xt->dtype != p->types[n->outputs[0]].dtype || tt_host_numel(xt) <= 0)
+        return 0;
+    if (k != TT_REDUCE_ADD && k != TT_REDUCE_MUL && k != TT_REDUCE_MAX && k != TT_REDUCE_MIN) return 0;
+    int64_t row = 1;
+    bool in_reduced = false;
+    for (int32_t d = 0; d < xt->rank; d++) {
+        if (xt->dims[d] == 1) continue;
+        bool red = false;
+        for (int64_t i = 0; i < n->attrs.reduce.dims.n; i++) red |= n->attrs.reduce.dims.v[i] == d;
+        if (red) {
+            in_reduced = true;
+            row *= xt->dims[d];
+        } else if (in_reduced) {
+            return 0;
+        }
+    }
+    return row >= 2 && row <= MAX_ROW ? row : 0;
+}
+
+static int32_t broadcast_step(gbuild *b, const tt_ir_node *n) {
+    const tt_ir_program *p = b->p;
+    const tt_ir_type *xt = tt_host_in_type(p, n, 0);
+    tt_ir_value x = p->operands[n->inputs_offset];
+    fstep s;
+    memset(&s, 0, sizeof s);
+    s.in_dt = s.out_dt = xt->dtype;
+    s.src = x;
+    s.row = b->row;
+    int32_t xv = b->vid_of[x];
+    if (xv >= 0 && b->g->steps[xv].row && !b->row && bcast_over_rows(p, n, b->g->row)) {
+        s.kind = S_ROWBCAST; /* a row-level value of this group over its rows */
+        s.in[0] = xv;
+        s.n_in = 1;
+        return add_step(b, &s);
+    }
+    if (tt_host_numel(xt) == 1) {
+        s.kind = S_SPLAT;
+        return add_step(b, &s);
+    }
+    s.kind = S_BCAST;
+    s.rank = bcast_layout(p, n, s.dims, s.str);
     return add_step(b, &s);
 }
 
@@ -136,8 +195,8 @@ static int32_t operand_vid(gbuild *b, const tt_ir_node *n, int i) {
     return b->vid_of[v] >= 0 ? b->vid_of[v] : external(b, v);
 }
 
-/* Appends member node n; returns false on out of memory. */
-static bool add_member(gbuild *b, const tt_ir_node *n) {
+/* Appends member node n (row: at the group's row level); returns false on out of memory. */
+static bool add_member(gbuild *b, const tt_ir_node *n, bool row) {
     const tt_ir_program *p = b->p;
     tt_ir_value ov = n->outputs[0];
     tt_dtype odt = p->types[ov].dtype;
@@ -146,6 +205,19 @@ static bool add_member(gbuild *b, const tt_ir_node *n) {
     memset(&s, 0, sizeof s);
     s.op = n->op;
     s.out_dt = odt;
+    s.row = row;
+    b->row = false; /* a reduction's operand is element-level */
+    if (n->op == TT_OP_REDUCE) {
+        s.kind = S_REDUCE;
+        s.red = n->attrs.reduce.kind;
+        s.in_dt = tt_host_in_type(p, n, 0)->dtype;
+        s.n_in = 1;
+        s.in[0] = operand_vid(b, n, 0);
+        vid = s.in[0] < 0 ? -1 : add_step(b, &s);
+        if (vid >= 0) b->vid_of[ov] = vid;
+        return vid >= 0;
+    }
+    b->row = row;
     if (n->op == TT_OP_RESHAPE || (n->op == TT_OP_BROADCAST_IN_DIM && broadcast_is_linear(p, n))) {
         vid = operand_vid(b, n, 0); /* same elements in the same order */
     } else if (n->op == TT_OP_BROADCAST_IN_DIM) {
@@ -202,16 +274,16 @@ void tt_host_fuse_free(tt_host_fusion *f) {
 /* Finishes group gi from its members (nodes whose group_of is gi): steps, outputs, buffers. A group of one
  * member is dissolved (the plain kernel runs it). Returns false on out of memory. */
 static bool close_group(tt_host_fusion *f, const tt_ir_program *p, int32_t gi, const int32_t *members,
-                        int32_t n_members, const int32_t *uses_outside, int32_t *vid_of) {
+                        int32_t n_members, const int32_t *uses_outside, int32_t *vid_of, const int8_t *row_level) {
     fgroup *g = &f->groups[gi];
     if (n_members < 2) {
         for (int32_t i = 0; i < n_members; i++) f->group_of[members[i]] = -1;
         f->n_groups--;
         return true;
     }
-    gbuild b = {p, g, vid_of, 0};
+    gbuild b = {p, g, vid_of, 0, false};
     bool ok = true;
-    for (int32_t i = 0; i < n_members && ok; i++) ok = add_member(&b, &p->nodes[members[i]]);
+    for (int32_t i = 0; i < n_members && ok; i++) ok = add_member(&b, &p->nodes[members[i]], row_level[members[i]]);
     /* Outputs: member values read outside the group, stored right after the step that makes them. */
     g->outs = malloc((size_t)n_members * sizeof *g->outs);
     g->out_vid = malloc((size_t)n_members * sizeof *g->out_vid);
@@ -271,7 +343,7 @@ static bool close_group(tt_host_fusion *f, const tt_ir_program *p, int32_t gi, c
     for (int32_t s = 0; s < g->n_steps; s++) {
         const fstep *st = &g->steps[s];
         int64_t site = (int64_t)gi << 32 | s;
-        if (st->kind == S_EW || st->kind == S_CONVERT || st->kind == S_SELECT)
+        if (st->kind >= S_EW) /* computing steps */
             for (int32_t k = st->first_out; k < st->first_out + st->n_out; k++) f->written_at[g->outs[k]] = site;
         if (st->kind > S_BCAST || p->nodes[p->value_node[st->src]].op != TT_OP_PARAMETER) continue;
         if (st->kind != S_LOAD) f->read_until[st->src] = NEVER; /* read through index math: any element */
@@ -309,11 +381,12 @@ static bool close_group(tt_host_fusion *f, const tt_ir_program *p, int32_t gi, c
     free(free_list);
     g->n_bufs = n_bufs;
     int nt = tt_host_num_threads();
-    int64_t tiles = (g->n + TILE - 1) / TILE;
+    g->tile = g->row ? g->row * (TILE / g->row > 1 ? TILE / g->row : 1) : TILE;
+    int64_t tiles = (g->n + g->tile - 1) / g->tile;
     int64_t parts = (int64_t)nt * 4 < MAX_PARTS ? (int64_t)nt * 4 : MAX_PARTS;
     g->max_parts = (int32_t)(tiles < parts ? tiles : parts);
     /* Per part: the buffers, a conversion temporary, the pointer table. */
-    g->part_bytes = (size_t)(n_bufs + 1) * TILE * 8 + ((size_t)g->n_vids * sizeof(void *) + 63) / 64 * 64;
+    g->part_bytes = (size_t)(n_bufs + 1) * (size_t)g->tile * 8 + ((size_t)g->n_vids * sizeof(void *) + 63) / 64 * 64;
     return true;
 }
 
@@ -361,6 +434,24 @@ static int32_t group_root(int32_t *parent, int32_t g) {
     return g;
 }
 
+/* The level at which node n (element count cnt; red: the row length it reduces over, or 0) can take operand i
+ * from group g, where the operand is row-level (src_row) or not: 1 = row level, 0 = element level, -1 = it cannot.
+ * A reduction takes an element-level value of rows of its length; a broadcast over rows takes a row-level one. */
+static int join_level(const tt_ir_program *p, const fgroup *g, const tt_ir_node *n, int i, int64_t cnt, int64_t red,
+                      bool src_row) {
+    if (red)
+        return !src_row && g->n == tt_host_numel(tt_host_in_type(p, n, 0)) && (!g->row || g->row == red) ? 1 : -1;
+    if (src_row) {
+        if (cnt == g->n && bcast_over_rows(p, n, g->row)) return 0;
+        return cnt == g->n / g->row && !needs_external(p, n, i) ? 1 : -1;
+    }
+    return cnt == g->n && !needs_external(p, n, i) ? 0 : -1;
+}
+
+static bool rows_agree(const fgroup *a, const fgroup *b) {
+    return a->n == b->n && (!a->row || !b->row || a->row == b->row);
+}
+
 tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
     *out = NULL;
     int32_t nn = p->n_nodes, nv = p->n_values;
@@ -370,7 +461,8 @@ tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
     int32_t *vid_of = malloc(((size_t)nv + 1) * sizeof *vid_of);
     int32_t *parent = malloc(((size_t)nn + 1) * sizeof *parent); /* planned groups: union-find of merges */
     bool *open = calloc((size_t)nn + 1, sizeof *open);
-    if (!f || !members || !uses_outside || !vid_of || !parent || !open) goto oom;
+    int8_t *row_level = calloc((size_t)nn + 1, sizeof *row_level); /* per node: row-level in its group */
+    if (!f || !members || !uses_outside || !vid_of || !parent || !open || !row_level) goto oom;
     f->groups = calloc((size_t)nn + 1, sizeof *f->groups);
     f->group_of = malloc(((size_t)nn + 1) * sizeof *f->group_of);
     f->internal = calloc((size_t)nv + 1, sizeof *f->internal);
@@ -394,37 +486,61 @@ tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
     for (int32_t k = 0; k < nn; k++) {
         const tt_ir_node *n = &p->nodes[k];
         f->group_of[k] = -1;
-        bool fuse = enabled && fusible(p, n);
+        int64_t red = enabled ? reduce_row(p, n) : 0;
+        bool fuse = enabled && (red || fusible(p, n));
         int64_t cnt = fuse ? tt_host_numel(&p->types[n->outputs[0]]) : 0;
+        int64_t gn = red ? tt_host_numel(tt_host_in_type(p, n, 0)) : cnt; /* elements of a group it can join */
+        int lvl = -1; /* its level in the groups it joins: that of the first one it can join */
         int32_t join = -1;
-        for (int pass = 0; pass < 2; pass++) /* first close what this node cannot join, then join the rest */
+        for (int pass = 0; pass < 3; pass++) /* find the level, close what this node cannot join, join the rest */
             for (int32_t i = 0; i < n->n_inputs; i++) {
                 int32_t src = p->value_node[p->operands[n->inputs_offset + i]];
                 int32_t g = f->group_of[src] >= 0 ? group_root(parent, f->group_of[src]) : -1;
                 if (g < 0 || !open[g]) continue;
-                bool joins = fuse && f->groups[g].n == cnt && !needs_external(p, n, i);
-                if (pass == 0 && !joins) open[g] = false;
-                if (pass == 1 && join < 0) join = g;
-                else if (pass == 1 && join != g) parent[g] = join; /* merge */
+                int l = fuse ? join_level(p, &f->groups[g], n, i, cnt, red, row_level[src]) : -1;
+                if (pass == 0 && lvl < 0) lvl = l;
+                bool joins = l >= 0 && l == lvl;
+                if (pass == 1 && !joins) open[g] = false;
+                if (pass < 2 || !joins) continue;
+                if (join < 0) {
+                    join = g;
+                } else if (join != g && rows_agree(&f->groups[g], &f->groups[join])) {
+                    parent[g] = join; /* merge */
+                    if (f->groups[g].row) f->groups[join].row = f->groups[g].row;
+                } else if (join != g) {
+                    open[g] = false; /* rows of another length: runs before this node */
+                }
             }
         if (!fuse) continue;
+        /* A row-level node beside a group with rows (a constant broadcast to one value per row) joins it. */
+        if (join < 0 && !red && recent[0] >= 0) {
+            int32_t c = group_root(parent, recent[0]);
+            const fgroup *cg = &f->groups[c];
+            if (open[c] && cg->row && cg->n / cg->row > 1 && cnt == cg->n / cg->row) {
+                join = c;
+                lvl = 1;
+            }
+        }
         /* With no operand in an open group of its count, a node joins the group of its count joined last (of the
          * last few groups joined): independent updates of equal-sized tensors (an optimizer's, tensor after tensor,
          * a scalar's math between them) share one loop. */
-        if (join < 0 && cnt <= TILE && recent[0] >= 0) { /* a scalar's math beside a bigger group runs alone */
+        if (join < 0 && gn <= TILE && recent[0] >= 0) { /* a scalar's math beside a bigger group runs alone */
             int32_t c = group_root(parent, recent[0]);
-            if (open[c] && f->groups[c].n > cnt) continue;
+            if (open[c] && f->groups[c].n > gn) continue;
         }
         for (int r = 0; join < 0 && r < N_RECENT; r++) {
             int32_t c = recent[r] >= 0 ? group_root(parent, recent[r]) : -1; /* merged since: its root */
-            if (c >= 0 && open[c] && f->groups[c].n == cnt) join = c;
+            if (c >= 0 && open[c] && f->groups[c].n == gn && (!red || !f->groups[c].row || f->groups[c].row == red))
+                join = c;
         }
         if (join < 0) {
             join = f->n_groups++;
             parent[join] = join;
             open[join] = true;
-            f->groups[join].n = cnt;
+            f->groups[join].n = gn;
         }
+        if (red) f->groups[join].row = red;
+        row_level[k] = red ? 1 : lvl > 0;
         f->group_of[k] = join;
         f->groups[join].exec_node = k;
         int r = 0; /* move join to the front of recent */
@@ -466,7 +582,7 @@ tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
             memset(&f->groups[gi], 0, sizeof f->groups[gi]);
         }
         for (int32_t i = 0; i < nm; i++) f->group_of[gm[i]] = slot;
-        if (!close_group(f, p, slot, gm, nm, uses_outside, vid_of)) goto oom;
+        if (!close_group(f, p, slot, gm, nm, uses_outside, vid_of, row_level)) goto oom;
     }
     plan_plain_sites(f, p);
     free(members);
@@ -474,6 +590,7 @@ tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
     free(vid_of);
     free(parent);
     free(open);
+    free(row_level);
     *out = f;
     return TT_OK;
 oom:
@@ -482,6 +599,7 @@ oom:
     free(vid_of);
     free(parent);
     free(open);
+    free(row_level);
     tt_host_fuse_free(f);
     return tt_error(TT_STATUS_OUT_OF_MEMORY, "host compile: out of host memory planning fusion");
 }

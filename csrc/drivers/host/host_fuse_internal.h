@@ -7,13 +7,17 @@
 #define TILE 1024
 #define MAX_PARTS 64
 #define MAX_KEPT_SPLATS 16
+#define MAX_ROW 8192 /* longest row a group reduces: a tile holds whole rows, every buffer one tile */
 
-typedef enum step_kind { S_LOAD, S_SPLAT, S_BCAST, S_EW, S_CONVERT, S_SELECT } step_kind;
+/* S_REDUCE: each row of the operand (row elements) to one value; S_ROWBCAST: each value over its row. */
+typedef enum step_kind { S_LOAD, S_SPLAT, S_BCAST, S_EW, S_CONVERT, S_SELECT, S_REDUCE, S_ROWBCAST } step_kind;
 
 typedef struct fstep {
     step_kind kind;
     tt_ir_op op;
     tt_ir_cmp cmp;
+    tt_ir_reduce_kind red; /* S_REDUCE */
+    bool row;          /* one value per row of the group (a reduction's level), else one per element */
     int32_t out;       /* vid written */
     int32_t in[3];     /* vids read */
     int32_t n_in;
@@ -33,8 +37,12 @@ typedef struct fvid {
     int32_t last;        /* last step reading it */
 } fvid;
 
+/* A group iterates over n elements; a group with reductions sees them as n / row rows of row elements (a
+ * reduction over trailing dims), its tiles hold whole rows, and its row-level values have one element per row. */
 typedef struct fgroup {
     int64_t n;           /* elements */
+    int64_t row;         /* elements per row, or 0 (no reduction) */
+    int64_t tile;        /* elements per tile: TILE, or whole rows */
     int32_t exec_node;   /* runs when the interpreter reaches this node */
     int32_t n_steps, n_vids, n_bufs, n_outs;
     fstep *steps;

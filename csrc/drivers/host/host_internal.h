@@ -82,6 +82,10 @@ tt_status tt_host_reduce(const tt_ir_program *p, const tt_ir_node *n, void *cons
 tt_status tt_host_arg_reduce(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch);
 tt_status tt_host_cumulative(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch);
 tt_status tt_host_sort(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch);
+/* One contiguous row of n values reduced exactly as tt_host_reduce reduces each row of a trailing-dims reduce
+ * (fused row groups call it, so their results equal the unfused kernel's bit for bit). */
+float tt_host_reduce_row_f32(tt_ir_reduce_kind kind, const float *x, int64_t n);
+double tt_host_reduce_row_f64(tt_ir_reduce_kind kind, const double *x, int64_t n);
 
 /* Compute-only elementwise math over m compute values of class cls (host_elementwise.c), used by the unfused
  * kernels and by fused groups (host_fuse.c). dt is the operand dtype (integer width and bool rules); o may equal
@@ -113,7 +117,8 @@ tt_status tt_host_rows_execute(tt_host_rows *r, const tt_exec_arg *args, int32_t
                                int32_t n_results, bool *declined);
 
 /* ---- host_fuse.c: fused elementwise groups ----
- * tt_host_fuse_plan groups the program's elementwise nodes (owned by caller: tt_host_fuse_free). A node in a
+ * tt_host_fuse_plan groups the program's elementwise nodes (with the reductions over trailing dims between them
+ * and the broadcasts of their results back over those dims) (owned by caller: tt_host_fuse_free). A node in a
  * group (group_of >= 0) does not run alone: the whole group runs with tt_host_fuse_run when the interpreter
  * reaches tt_host_fuse_exec_node, with tt_host_fuse_scratch_bytes of 64-byte aligned scratch. Internal values
  * never get memory (their vals entry is unused). */

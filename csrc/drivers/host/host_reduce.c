@@ -124,6 +124,13 @@ RED_BLOCK(red_f64, double, quad_f64)
 RED_FLOAT(red_f32, float, TT_F32, tt_host_load_f32)
 RED_FLOAT(red_f64, double, TT_F64, tt_host_load_f64)
 
+float tt_host_reduce_row_f32(tt_ir_reduce_kind kind, const float *x, int64_t n) {
+    return red_f32(TT_F32, kind, (const char *)x, n);
+}
+double tt_host_reduce_row_f64(tt_ir_reduce_kind kind, const double *x, int64_t n) {
+    return red_f64(TT_F64, kind, (const char *)x, n);
+}
+
 static int64_t red_i64(tt_dtype dt, tt_ir_reduce_kind kind, const char *x, int64_t n) {
     size_t es = tt_dtype_size(dt);
     bool is_bool = dt == TT_BOOL;
