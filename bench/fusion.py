@@ -147,6 +147,7 @@ def main():
     ap.add_argument("--group", choices=["cpu", "tpu"], help=argparse.SUPPRESS)  # a child process's share
     a = ap.parse_args()
     torch.set_num_threads(os.cpu_count() or 1)
+    torchtpu.set_precision("exact")  # plain f32 matmuls, as PyTorch CPU's (TPU DEFAULT: bench/matmul.py, linear.py)
     names = [n for n in WORKLOADS if not a.only or n in a.only.split(",")]
     if a.group:
         print(json.dumps({n: measure(n, a.group, a) for n in names}))

@@ -54,13 +54,14 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     torch.set_num_threads(args.threads or torchtpu._C.host_num_threads())
+    torchtpu.set_precision("exact")  # the fp32 columns; DEFAULT, HIGH, HIGHEST set around their own
     sync = torch.tpu.synchronize
     print(f"torch {torch.__version__}, {torch.tpu.get_device_name()}, torch CPU threads {torch.get_num_threads()}, "
           f"tpu host threads {torchtpu._C.host_num_threads()}, eager mode {torchtpu.get_eager_mode()}, "
           f"load average {os.getloadavg()[0]:.2f}")
     hdr = (f"{'n':>6} {'cpu f32':>9} {'tpu fp32':>9} {'tpu/cpu':>8} {'rel err':>9} | {'tpu DEFAULT':>11} "
            f"{'rel err':>9} {'HIGH':>6} {'HIGHEST':>7} | {'cpu bf16':>9}")
-    print("GFLOP/s; rel err = ||tpu - f64 reference|| / ||reference||; tpu fp32 = the shim's default precision, "
+    print("GFLOP/s; rel err = ||tpu - f64 reference|| / ||reference||; tpu fp32 = EXACT (plain f32), "
           "tpu DEFAULT = TPU bf16 one-pass; HIGH, HIGHEST = their time / DEFAULT's (3 and 6 passes)")
     peak = machine_peak(torchtpu._C.host_num_threads())
     if peak:

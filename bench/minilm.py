@@ -40,6 +40,7 @@ def main(argv=None):
     hf_logging.disable_progress_bar()
     threads = args.threads or torchtpu._C.host_num_threads()
     torch.set_num_threads(threads)
+    torchtpu.set_precision("exact")  # plain f32 matmuls, as PyTorch CPU's (TPU DEFAULT: bench/matmul.py, linear.py)
 
     d = model_dir()
     tok = AutoTokenizer.from_pretrained(d)

@@ -132,7 +132,7 @@ def main(argv=None):
 
     warnings.filterwarnings("ignore", message="torchtpu: operator")
     torch.set_num_threads(args.threads or torchtpu._C.host_num_threads())
-    torchtpu._C.set_precision(3)  # exact f32 matmuls, as PyTorch CPU's
+    torchtpu.set_precision("exact")  # plain f32 matmuls, as PyTorch CPU's
     if args.group:
         print(json.dumps({args.case: CASES[args.case](args)}))
         return 0

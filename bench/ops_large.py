@@ -56,6 +56,7 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (default: the tpu host pool's)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads or torchtpu._C.host_num_threads())
+    torchtpu.set_precision("exact")  # plain f32 matmuls, as PyTorch CPU's (TPU DEFAULT: bench/matmul.py, linear.py)
     print(f"torch {torch.__version__}, {torch.tpu.get_device_name()}, torch CPU threads {torch.get_num_threads()}, "
           f"tpu host threads {torchtpu._C.host_num_threads()}, load average {os.getloadavg()[0]:.2f}")
     hdr = f"{'op':<28} {'cpu ms':>8} {'tpu ms':>8} {'tpu/cpu':>8} {'tpu ns/elem':>11} {'max|diff|':>9}"

@@ -1,17 +1,26 @@
 """Shared fixtures for the tpu capability tests.
 
-Every test runs with the eager mode, the CPU-fallback policy and the current device restored afterwards, so a test
-that switches them cannot leak into the next one. `assert_same(tpu, cpu)` compares a device result with the CPU
-reference (dtype, shape and values; exact unless a tolerance is given).
+The suite compares tpu results with PyTorch's CPU results, so matmuls and convolutions run at torchtpu's EXACT
+precision (plain f32, as the CPU computes them) instead of the TPU DEFAULT: set here once, for this process and the
+interpreters the tests start (TORCHTPU_PRECISION), never by loosening a tolerance. tests/test_precision.py checks
+each TPU precision against a float64 reference instead.
+
+Every test runs with the eager mode, the precision, the CPU-fallback policy and the current device restored
+afterwards, so a test that switches them cannot leak into the next one. `assert_same(tpu, cpu)` compares a device
+result with the CPU reference (dtype, shape and values; exact unless a tolerance is given).
 """
 import os
 import subprocess
 import sys
 import warnings
 
-import pytest
-import torch
-import torchtpu  # noqa: F401  (registers the tpu device)
+os.environ["TORCHTPU_PRECISION"] = "exact"
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+import torchtpu  # noqa: E402  (registers the tpu device)
+
+torchtpu.set_precision("exact")  # torch (and torchtpu with it) may have been imported before the line above
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
@@ -23,6 +32,7 @@ def _restore_tpu_state():
     mode = torch.tpu.get_eager_mode()
     fallback = torchtpu._C.get_cpu_fallback()
     dev = torch.tpu.current_device()
+    precision = (torchtpu._C.get_process_precision(), torchtpu._C.get_thread_precision())
     yield
     failed = None
     try:
@@ -31,6 +41,8 @@ def _restore_tpu_state():
         failed = e
     finally:
         torchtpu._C.set_cpu_fallback(fallback)
+        torchtpu._C.set_precision(precision[0])
+        torchtpu._C.set_thread_precision(precision[1])
         torch.tpu.set_device(dev)
         torchtpu.set_eager_mode(mode)  # the process mode, and drops a thread override the test left
     if failed is not None:

@@ -73,6 +73,7 @@ from . import _C  # noqa: E402  (registers the device's C++ kernels)
 from . import tpu as _tpu_module  # noqa: E402
 from ._metrics import metrics, reset_metrics  # noqa: E402
 from ._modes import get_eager_mode, set_eager_mode, eager_mode, EagerMode, flush  # noqa: E402
+from ._precision import Precision, get_precision, set_precision  # noqa: E402
 
 if _fresh:
     _torch.utils.rename_privateuse1_backend(_BACKEND)
@@ -93,6 +94,9 @@ if _fresh:
     from . import _fused_optim  # noqa: E402
 
     _fused_optim.register()
+    from . import _precision  # noqa: E402
+
+    _precision.install()
     from ._integrations import install as _install_integrations  # noqa: E402  (HF accelerate/transformers, lazily)
 
     _install_integrations()
@@ -112,4 +116,5 @@ if _fresh:
 from ._stablehlo import stablehlo  # noqa: E402
 
 
-__all__ = ["metrics", "reset_metrics", "set_eager_mode", "get_eager_mode", "eager_mode", "EagerMode", "stablehlo"]
+__all__ = ["metrics", "reset_metrics", "set_eager_mode", "get_eager_mode", "eager_mode", "EagerMode", "stablehlo",
+           "Precision", "set_precision", "get_precision"]

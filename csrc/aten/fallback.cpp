@@ -27,9 +27,19 @@
 namespace torchtpu {
 
 // ---- policy and counters ---------------------------------------------------------------------------------------
-static std::atomic<int> g_precision{TT_PRECISION_FP32};
-tt_precision current_precision() { return (tt_precision)g_precision.load(std::memory_order_relaxed); }
+// Matmul / convolution precision: the calling thread's override (torch.tpu.precision), else the process's (TPU
+// DEFAULT unless set: torchtpu.set_precision, torch.set_float32_matmul_precision, TORCHTPU_PRECISION). Ops take it
+// when recorded, so a change never reaches ops recorded before it.
+static std::atomic<int> g_precision{TT_PRECISION_DEFAULT};
+static thread_local int t_precision = -1;
+tt_precision current_precision() {
+    int t = t_precision;
+    return (tt_precision)(t >= 0 ? t : g_precision.load(std::memory_order_relaxed));
+}
 void set_precision(tt_precision p) { g_precision.store((int)p); }
+tt_precision process_precision() { return (tt_precision)g_precision.load(std::memory_order_relaxed); }
+void set_thread_precision(int p) { t_precision = p; }
+int thread_precision() { return t_precision; }
 
 static std::atomic<bool> g_fallback_enabled{[] {
     const char* e = std::getenv("TORCHTPU_CPU_FALLBACK");

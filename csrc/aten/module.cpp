@@ -139,8 +139,17 @@ PYBIND11_MODULE(_C, m) {
     m.def("cache_clear", [] { ensure_init(); tt_rt_cache_clear(); });
     m.def("set_cpu_fallback", [](bool on) { set_cpu_fallback_enabled(on); });
     m.def("get_cpu_fallback", [] { return cpu_fallback_enabled(); });
-    m.def("set_precision", [](int p) { set_precision((tt_precision)p); });
-    m.def("get_precision", [] { return (int)current_precision(); });
+    m.def("set_precision", [](int p) {
+        TORCH_CHECK(p >= TT_PRECISION_DEFAULT && p <= TT_PRECISION_FP32, "bad precision ", p);
+        set_precision((tt_precision)p);
+    });
+    m.def("get_precision", [] { return (int)current_precision(); });  // the calling thread's, in effect
+    m.def("get_process_precision", [] { return (int)process_precision(); });
+    m.def("set_thread_precision", [](int p) {
+        TORCH_CHECK(p >= -1 && p <= TT_PRECISION_FP32, "bad precision ", p);
+        set_thread_precision(p);
+    });
+    m.def("get_thread_precision", [] { return thread_precision(); });
     m.def("has_lowering", &has_native);
     m.def("lowered_ops", &lowered_ops);
     m.def("register_lowered_kernels", &register_lowered_kernels);

@@ -76,7 +76,10 @@ void trace_record(const tt_ir_program* prog, const std::pair<int32_t, at::Tensor
 
 // Matmul precision in force for new lowerings (TT_PRECISION_FP32 until the precision API lands).
 tt_precision current_precision();
-void set_precision(tt_precision p);
+void set_precision(tt_precision p);      // the process's
+tt_precision process_precision();
+void set_thread_precision(int p);        // the calling thread's override; -1: none
+int thread_precision();
 // The user's file:line now, into buf (where.cpp); NULL when there is none (threads without Python state).
 const char* python_where(char* buf, size_t size);
 

@@ -17,6 +17,8 @@ from .._modes import EagerMode, get_eager_mode  # noqa: F401
 from .._modes import current_eager_mode as _current_eager_mode
 from .._modes import set_eager_mode as _set_process_eager_mode
 from .._modes import set_thread_eager_mode as set_eager_mode  # Google's: thread-local, a context manager
+from .._precision import Precision, precision  # noqa: F401  (Google's: the enum, a thread-local context)
+from .. import _precision
 
 _initialized = False
 
@@ -192,6 +194,16 @@ class _TpuModule(types.ModuleType):
     @eager_mode.setter
     def eager_mode(self, mode):
         _set_process_eager_mode(mode)
+
+    @property
+    def allow_excess_precision(self):
+        """Whether a compiler may keep intermediates in more precision than their dtype (Google TorchTPU's flag;
+        default False). The host driver rounds every result to its dtype either way."""
+        return _precision.get_allow_excess_precision()
+
+    @allow_excess_precision.setter
+    def allow_excess_precision(self, value):
+        _precision.set_allow_excess_precision(value)
 
     @property
     def default_generators(self):

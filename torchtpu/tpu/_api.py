@@ -15,7 +15,6 @@ tests/test_names.py checks the table against the modules both ways.
 HERE = "here"
 LATER_FUSED = 'issue 6, "The deferred runtime: DeferAndFuse eager mode"'
 LATER_COMPILE = 'issue 7, "torch.compile on tpu"'
-LATER_PRECISION = "issue 8, \"TPU numerics by default: Google's precision API\""
 LATER_DISTRIBUTED = ('the distributed issue (not filed yet: process groups "tpu" / "tpu_dist" and collectives, '
                      'after issue 9, "The PJRT driver")')
 LATER_KERNELS = ('the custom-kernel issue (not filed yet: JAX/Pallas kernels as custom calls, on the custom-call '
@@ -32,9 +31,9 @@ TORCH_TPU = [
     ("set_eager_mode", "google", HERE),        # thread-local; a context manager or a plain call
     ("get_eager_mode", "torchtpu", HERE),      # torchtpu's reader (a str); Google has only the property
     # precision
-    ("Precision", "google", LATER_PRECISION),
-    ("precision", "google", LATER_PRECISION),
-    ("allow_excess_precision", "google", LATER_PRECISION),
+    ("Precision", "google", HERE),             # DEFAULT, HIGH, HIGHEST (Google's) and EXACT (torchtpu's)
+    ("precision", "google", HERE),             # thread-local; a context manager or a plain call
+    ("allow_excess_precision", "google", HERE),  # read/write property; the host driver rounds every op anyway
     # device
     ("is_available", "google", HERE),
     ("is_initialized", "google", HERE),
@@ -134,7 +133,7 @@ SUBMODULES = {
     ],
 }
 
-LATER = (LATER_FUSED, LATER_COMPILE, LATER_PRECISION, LATER_DISTRIBUTED, LATER_KERNELS, LATER_TPU_OPS,
+LATER = (LATER_FUSED, LATER_COMPILE, LATER_DISTRIBUTED, LATER_KERNELS, LATER_TPU_OPS,
          LATER_OPTIMIZERS)
 
 
