@@ -83,8 +83,12 @@ bench: install $(BUILD)/peak
 	$(BUILD)/peak
 	$(PYTHON) bench/op_overhead.py
 	$(PYTHON) bench/matmul.py
+	$(PYTHON) bench/linear.py
+	$(PYTHON) bench/conv.py
 	$(PYTHON) bench/ops_large.py
+	$(PYTHON) bench/fusion.py
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PYTHON) bench/minilm.py
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PYTHON) bench/models.py
 
 clean:
 	rm -rf build torchtpu/_C*.so *.egg-info

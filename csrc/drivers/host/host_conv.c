@@ -10,6 +10,10 @@
  * Per image, the group's input window is unfolded into col [I*KS, Y] (I = kernel input channels, KS = kernel
  * positions, Y = output positions), and out[o, y] = W[o, :] . col[:, y] is one GEMM per group (batched), with
  * the node's precision on the f32 path. With a single group several images share one batched GEMM call.
+ * With few output positions per image (a weight gradient: Y = the kernel's positions, the "images" are input
+ * channels and the contraction runs over batch x space), per-image GEMMs would be matrix-vector products that
+ * stream W once per image: there the images sit side by side as columns, col [G][I*KS][images*Y], one GEMM per
+ * group covers them all, and its [O][images*Y] result is scattered to [images][O][Y].
  */
 #include "host_kernels.h"
 
@@ -18,6 +22,7 @@
 
 
 #define COL_BUDGET_BYTES ((int64_t)8 << 20) /* im2col scratch per batched GEMM call: stays cache-warm */
+#define WIDE_SO 64 /* output positions per image below which images become GEMM columns */
 
 typedef struct conv_geom {
     int S;                                  /* spatial rank */
@@ -33,54 +38,101 @@ typedef struct col_job {
     const void *x; /* compute-typed input [N, C, SI] */
     void *col;     /* [n_img][G][I*KS][SO] */
     int64_t img0;  /* first output image of this call */
+    int64_t n_img; /* images in this call */
+    bool wide;     /* col [G][I*KS][n_img*SO] (images side by side), else [n_img][G][I*KS][SO] */
     size_t esz;
 } col_job;
 
-/* Rows of col: r = ((img * G + grp) * I + c) * KS + kpos. */
+/* One row of col: the SO values kernel position kpos of input channel c (of group grp) sees in image img. */
+static void col_fill(const col_job *j, int64_t grp, int64_t c, int64_t kpos, int64_t img, char *dst) {
+    const conv_geom *g = j->g;
+    int S = g->S;
+    int64_t nb = g->batch_groups ? grp * g->Nout + img : img;
+    int64_t ch = g->batch_groups ? c : grp * g->I + c;
+    int64_t base = (nb * g->C + ch) * g->SI;
+    int64_t kk[TT_MAX_RANK], rem = kpos;
+    for (int s = S - 1; s >= 0; s--) {
+        kk[s] = rem % g->Kd[s];
+        rem /= g->Kd[s];
+    }
+    /* Outer output positions by odometer; the last dim as a straight loop through its table row. */
+    int64_t Ylast = g->Y[S - 1], outer = g->SO / (Ylast ? Ylast : 1);
+    const int64_t *last = g->tab[S - 1] + kk[S - 1] * Ylast;
+    int64_t oi[TT_MAX_RANK] = {0};
+    for (int64_t q = 0; q < outer; q++) {
+        int64_t off = 0;
+        bool ok = true;
+        for (int s = 0; s < S - 1; s++) {
+            int64_t ip = g->tab[s][kk[s] * g->Y[s] + oi[s]];
+            if (ip < 0) ok = false;
+            off = off * g->X[s] + (ip < 0 ? 0 : ip);
+        }
+        off = base + off * g->X[S - 1];
+        if (j->esz == 4) {
+            uint32_t *d = (uint32_t *)dst + q * Ylast;
+            const uint32_t *src = (const uint32_t *)j->x + off;
+            for (int64_t y = 0; y < Ylast; y++) d[y] = ok && last[y] >= 0 ? src[last[y]] : 0;
+        } else {
+            uint64_t *d = (uint64_t *)dst + q * Ylast;
+            const uint64_t *src = (const uint64_t *)j->x + off;
+            for (int64_t y = 0; y < Ylast; y++) d[y] = ok && last[y] >= 0 ? src[last[y]] : 0;
+        }
+        for (int s = S - 2; s >= 0; s--) {
+            if (++oi[s] < g->Y[s]) break;
+            oi[s] = 0;
+        }
+    }
+}
+
+/* Where kernel position kpos reads in a channel's plane for each of the SO output positions (-1: a zero). */
+static void col_offsets(const conv_geom *g, int64_t kpos, int64_t *offs) {
+    int64_t kk[TT_MAX_RANK], oi[TT_MAX_RANK] = {0}, rem = kpos;
+    for (int s = g->S - 1; s >= 0; s--) {
+        kk[s] = rem % g->Kd[s];
+        rem /= g->Kd[s];
+    }
+    for (int64_t q = 0; q < g->SO; q++) {
+        int64_t off = 0;
+        for (int s = 0; s < g->S && off >= 0; s++) {
+            int64_t ip = g->tab[s][kk[s] * g->Y[s] + oi[s]];
+            off = ip < 0 ? -1 : off * g->X[s] + ip;
+        }
+        offs[q] = off;
+        for (int s = g->S - 1; s >= 0; s--) {
+            if (++oi[s] < g->Y[s]) break;
+            oi[s] = 0;
+        }
+    }
+}
+
+/* Rows of col: r = ((img * G + grp) * I + c) * KS + kpos, or with images as columns r = (grp * I + c) * KS + kpos,
+ * each row holding every image of the call side by side. */
 static void col_rows(void *user, int64_t r0, int64_t r1) {
     const col_job *j = user;
     const conv_geom *g = j->g;
-    int S = g->S;
     for (int64_t r = r0; r < r1; r++) {
         int64_t kpos = r % g->KS, t = r / g->KS;
         int64_t c = t % g->I;
         t /= g->I;
-        int64_t grp = t % g->G, img = t / g->G + j->img0;
-        int64_t nb = g->batch_groups ? grp * g->Nout + img : img;
-        int64_t ch = g->batch_groups ? c : grp * g->I + c;
-        int64_t base = (nb * g->C + ch) * g->SI;
-        int64_t kk[TT_MAX_RANK], rem = kpos;
-        for (int s = S - 1; s >= 0; s--) {
-            kk[s] = rem % g->Kd[s];
-            rem /= g->Kd[s];
-        }
-        /* Outer output positions by odometer; the last dim as a straight loop through its table row. */
-        int64_t Ylast = g->Y[S - 1], outer = g->SO / (Ylast ? Ylast : 1);
-        const int64_t *last = g->tab[S - 1] + kk[S - 1] * Ylast;
-        int64_t oi[TT_MAX_RANK] = {0};
-        char *dst = (char *)j->col + (size_t)(r * g->SO) * j->esz;
-        for (int64_t q = 0; q < outer; q++) {
-            int64_t off = 0;
-            bool ok = true;
-            for (int s = 0; s < S - 1; s++) {
-                int64_t ip = g->tab[s][kk[s] * g->Y[s] + oi[s]];
-                if (ip < 0) ok = false;
-                off = off * g->X[s] + (ip < 0 ? 0 : ip);
+        if (j->wide) { /* where kpos reads in a channel's plane, once; then that gather from every image */
+            int64_t offs[WIDE_SO];
+            col_offsets(g, kpos, offs);
+            int64_t ch = g->batch_groups ? c : t * g->I + c;
+            for (int64_t local = 0; local < j->n_img; local++) {
+                int64_t img = j->img0 + local, nb = g->batch_groups ? t * g->Nout + img : img;
+                size_t plane = (size_t)((nb * g->C + ch) * g->SI), at = (size_t)((r * j->n_img + local) * g->SO);
+                if (j->esz == 4) {
+                    const uint32_t *src = (const uint32_t *)j->x + plane;
+                    uint32_t *d = (uint32_t *)j->col + at;
+                    for (int64_t y = 0; y < g->SO; y++) d[y] = offs[y] >= 0 ? src[offs[y]] : 0;
+                } else {
+                    const uint64_t *src = (const uint64_t *)j->x + plane;
+                    uint64_t *d = (uint64_t *)j->col + at;
+                    for (int64_t y = 0; y < g->SO; y++) d[y] = offs[y] >= 0 ? src[offs[y]] : 0;
+                }
             }
-            off = base + off * g->X[S - 1];
-            if (j->esz == 4) {
-                uint32_t *d = (uint32_t *)dst + q * Ylast;
-                const uint32_t *src = (const uint32_t *)j->x + off;
-                for (int64_t y = 0; y < Ylast; y++) d[y] = ok && last[y] >= 0 ? src[last[y]] : 0;
-            } else {
-                uint64_t *d = (uint64_t *)dst + q * Ylast;
-                const uint64_t *src = (const uint64_t *)j->x + off;
-                for (int64_t y = 0; y < Ylast; y++) d[y] = ok && last[y] >= 0 ? src[last[y]] : 0;
-            }
-            for (int s = S - 2; s >= 0; s--) {
-                if (++oi[s] < g->Y[s]) break;
-                oi[s] = 0;
-            }
+        } else {
+            col_fill(j, t % g->G, c, kpos, t / g->G + j->img0, (char *)j->col + (size_t)(r * g->SO) * j->esz);
         }
     }
 }
@@ -160,6 +212,39 @@ static tt_status to_compute(tt_dtype dt, const void *src, int64_t n, tt_dtype cd
     return TT_OK;
 }
 
+/* Whether the kernel covers the input exactly (one output position, no padding, dilation or holes): then image
+ * img's window is its whole channel planes, and the convolution is the GEMM out[img, o] = x[img, :] . W[o, :]
+ * (a 1x1 convolution's weight gradient). */
+static bool covers_input(const tt_ir_node *node, const conv_geom *g) {
+    const __typeof__(node->attrs.conv) *a = &node->attrs.conv;
+    if (g->SO != 1 || g->KS != g->SI) return false;
+    for (int s = 0; s < g->S; s++)
+        if (g->Kd[s] != g->X[s] || a->pad_low.v[s] != 0 || a->lhs_dilation.v[s] != 1 || a->rhs_dilation.v[s] != 1)
+            return false;
+    return true;
+}
+
+/* The images-as-columns GEMMs (see the header): res[grp][o][img*SO + y] = W_grp[o, :] . col[grp][:, img*SO + y],
+ * then out[img][grp*Og + o][y] = res[grp][o][img*SO + y] for the ni images of this call. */
+static tt_status wide_gemms(const conv_geom *g, const tt_ir_node *node, tt_dtype cd, const void *wv, const void *col,
+                            int64_t ni, void *res, char *out, size_t esz) {
+    int64_t K = g->I * g->KS, W = ni * g->SO;
+    tt_status st;
+    if (cd == TT_F32)
+        st = tt_host_gemm_f32(g->G, g->Og, W, K, wv, g->Og * K, K, 1, col, K * W, W, 1, res, g->Og * W, W,
+                              node->attrs.conv.precision);
+    else if (cd == TT_F64)
+        st = tt_host_gemm_f64(g->G, g->Og, W, K, wv, g->Og * K, col, K * W, res, g->Og * W, W);
+    else
+        st = tt_host_gemm_i64(g->G, g->Og, W, K, wv, g->Og * K, col, K * W, res, g->Og * W, W);
+    if (st != TT_OK) return st;
+    for (int64_t o = 0; o < g->O; o++) /* o = grp * Og + o in group: res rows are in that order */
+        for (int64_t img = 0; img < ni; img++)
+            memcpy(out + (size_t)((img * g->O + o) * g->SO) * esz, (const char *)res + (size_t)(o * W + img * g->SO) * esz,
+                   (size_t)g->SO * esz);
+    return TT_OK;
+}
+
 tt_status tt_host_convolution(const tt_ir_program *p, const tt_ir_node *node, const void *input, const void *kernel,
                               void *out) {
     if (!p || !node || node->n_inputs != 2 || node->n_outputs < 1)
@@ -182,7 +267,7 @@ tt_status tt_host_convolution(const tt_ir_program *p, const tt_ir_node *node, co
     size_t esz = tt_dtype_size(cd);
     int64_t K = g.I * g.KS;
     const void *xv = NULL, *wv = NULL;
-    void *xo = NULL, *wo = NULL, *co = NULL, *col = NULL;
+    void *xo = NULL, *wo = NULL, *co = NULL, *col = NULL, *wres = NULL;
     void *C = out;
     if ((st = conv_tables(node, &g)) != TT_OK) goto done;
     if ((st = to_compute(it->dtype, input, tt_numel(it->rank, it->dims), cd, &xv, &xo)) != TT_OK) goto done;
@@ -198,21 +283,34 @@ tt_status tt_host_convolution(const tt_ir_program *p, const tt_ir_node *node, co
     if (K == 0) {
         memset(C, 0, (size_t)total * esz); /* empty contraction (I == 0) */
     } else {
-        /* Images per call: all groups of one image, or (single group) as many images as the budget allows. */
+        if (cd == TT_F32 && covers_input(node, &g)) { /* out[img, o] = x[img, :] . W[o, :], read in place */
+            st = tt_host_gemm_f32(g.G, g.Nout, g.Og, K, xv, g.batch_groups ? g.Nout * g.C * g.SI : g.I * g.SI,
+                                  g.C * g.SI, 1, wv, g.Og * K, 1, K, C, g.Og, g.O, node->attrs.conv.precision);
+            goto stored;
+        }
+        /* Images per call: all groups of one image, or (single group, or images as columns) as many images as the
+         * budget allows. */
+        bool wide = g.SO < WIDE_SO && g.Nout > 1;
         int64_t per_img = g.G * K * g.SO * (int64_t)esz;
-        int64_t imgs = g.G == 1 ? COL_BUDGET_BYTES / (per_img > 0 ? per_img : 1) : 1;
+        int64_t imgs = g.G == 1 || wide ? COL_BUDGET_BYTES / (per_img > 0 ? per_img : 1) : 1;
         if (imgs < 1) imgs = 1;
         if (imgs > g.Nout) imgs = g.Nout;
         col = malloc((size_t)(imgs * per_img > 0 ? imgs * per_img : 1));
-        if (!col) {
+        if (wide) wres = malloc((size_t)(g.O * imgs * g.SO > 0 ? g.O * imgs * g.SO : 1) * esz); /* [G][Og][imgs*SO] */
+        if (!col || (wide && !wres)) {
             st = tt_error(TT_STATUS_OUT_OF_MEMORY, "convolution: cannot allocate %lld bytes of im2col scratch",
                           (long long)(imgs * per_img));
             goto done;
         }
         for (int64_t n0 = 0; n0 < g.Nout && st == TT_OK; n0 += imgs) {
             int64_t ni = g.Nout - n0 < imgs ? g.Nout - n0 : imgs;
-            col_job cj = {&g, xv, col, n0, esz};
-            tt_host_parallel_for(ni * g.G * K, 1 + 65536 / (g.SO > 0 ? g.SO : 1), col_rows, &cj);
+            col_job cj = {&g, xv, col, n0, ni, wide, esz};
+            int64_t rows = wide ? g.G * K : ni * g.G * K, row_len = wide ? ni * g.SO : g.SO;
+            tt_host_parallel_for(rows, 1 + 65536 / (row_len > 0 ? row_len : 1), col_rows, &cj);
+            if (wide) {
+                st = wide_gemms(&g, node, cd, wv, col, ni, wres, (char *)C + (size_t)(n0 * g.O * g.SO) * esz, esz);
+                continue;
+            }
             /* Batch over groups (A and C step by one group) or, for one group, over images (A shared). */
             int64_t batch = g.G == 1 ? ni : g.G;
             int64_t a_bs = g.G == 1 ? 0 : g.Og * K, b_bs = K * g.SO, c_bs = g.G == 1 ? g.O * g.SO : g.Og * g.SO;
@@ -228,6 +326,7 @@ tt_status tt_host_convolution(const tt_ir_program *p, const tt_ir_node *node, co
                                       c_bs, g.SO);
         }
     }
+stored:
     if (st == TT_OK && co) tt_host_store_row(cd, co, total, ot->dtype, out, 0);
 done:
     for (int s = 0; s < g.S; s++) free(g.tab[s]);
@@ -235,5 +334,6 @@ done:
     free(wo);
     free(co);
     free(col);
+    free(wres);
     return st;
 }
