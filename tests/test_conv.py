@@ -1,12 +1,15 @@
 """Convolutions' forward and both gradients against PyTorch's CPU, for the shapes that take each of the host
-driver's three ways through a convolution (csrc/drivers/host/host_conv.c): per-image im2col GEMMs (forward and
-input gradients), images side by side as GEMM columns (a weight gradient: few output positions per image), and a
-kernel that covers its whole input read in place by one GEMM (a 1x1 convolution's weight gradient)."""
+driver's ways through a convolution (csrc/drivers/host/host_conv.c): per-image im2col GEMMs (forward and input
+gradients), a 1x1 kernel's GEMMs reading the input in place, images side by side as GEMM columns (a weight
+gradient: few output positions per image), and a kernel that covers its whole input read in place by one GEMM (a
+1x1 convolution's weight gradient)."""
 import pytest
 import torch
 
 CASES = [  # (spatial dims, N, C, size, O, kernel, stride, padding, dilation, groups)
-    (2, 3, 6, 9, 4, 1, 1, 0, 1, 1),    # 1x1: its weight gradient covers the input
+    (2, 3, 6, 9, 4, 1, 1, 0, 1, 1),    # 1x1: the forward reads the input in place, the weight gradient covers it
+    (2, 2, 6, 5, 4, 1, 1, 0, 1, 2),    # 1x1 grouped
+    (2, 2, 6, 9, 4, 1, 2, 0, 1, 1),    # 1x1 strided: im2col
     (2, 3, 6, 9, 4, 3, 1, 1, 1, 1),    # 3x3 padded: weight gradient with images as columns
     (2, 2, 6, 10, 4, 3, 2, 1, 1, 2),   # strided, grouped (a batch-grouped weight gradient)
     (2, 2, 4, 11, 8, 3, 1, 2, 2, 4),   # dilated, grouped

@@ -212,6 +212,17 @@ static tt_status to_compute(tt_dtype dt, const void *src, int64_t n, tt_dtype cd
     return TT_OK;
 }
 
+/* Whether a 1x1 kernel reads every input position once, in order (stride 1, no padding or dilation): then an
+ * image's col is its input planes as they lie. */
+static bool pointwise(const tt_ir_node *node, const conv_geom *g) {
+    const __typeof__(node->attrs.conv) *a = &node->attrs.conv;
+    if (g->KS != 1 || g->SO != g->SI || g->batch_groups) return false;
+    for (int s = 0; s < g->S; s++)
+        if (a->strides.v[s] != 1 || a->pad_low.v[s] != 0 || a->pad_high.v[s] != 0 || a->lhs_dilation.v[s] != 1)
+            return false;
+    return true;
+}
+
 /* Whether the kernel covers the input exactly (one output position, no padding, dilation or holes): then image
  * img's window is its whole channel planes, and the convolution is the GEMM out[img, o] = x[img, :] . W[o, :]
  * (a 1x1 convolution's weight gradient). */
@@ -283,6 +294,23 @@ tt_status tt_host_convolution(const tt_ir_program *p, const tt_ir_node *node, co
     if (K == 0) {
         memset(C, 0, (size_t)total * esz); /* empty contraction (I == 0) */
     } else {
+        if (pointwise(node, &g)) { /* col would be the input itself: the GEMMs read it in place */
+            for (int64_t img = 0; img < g.Nout && st == TT_OK; img += g.G == 1 ? g.Nout : 1) {
+                int64_t batch = g.G == 1 ? g.Nout : g.G, b_bs = g.G == 1 ? g.C * g.SI : g.I * g.SI;
+                int64_t a_bs = g.G == 1 ? 0 : g.Og * K, c_bs = g.G == 1 ? g.O * g.SO : g.Og * g.SO;
+                size_t xoff = (size_t)(img * g.C * g.SI) * esz, coff = (size_t)(img * g.O * g.SO) * esz;
+                const void *b = (const char *)xv + xoff;
+                void *c = (char *)C + coff;
+                if (cd == TT_F32)
+                    st = tt_host_gemm_f32(batch, g.Og, g.SO, K, wv, a_bs, K, 1, b, b_bs, g.SO, 1, c, c_bs, g.SO,
+                                          node->attrs.conv.precision);
+                else if (cd == TT_F64)
+                    st = tt_host_gemm_f64(batch, g.Og, g.SO, K, wv, a_bs, b, b_bs, c, c_bs, g.SO);
+                else
+                    st = tt_host_gemm_i64(batch, g.Og, g.SO, K, wv, a_bs, b, b_bs, c, c_bs, g.SO);
+            }
+            goto stored;
+        }
         if (cd == TT_F32 && covers_input(node, &g)) { /* out[img, o] = x[img, :] . W[o, :], read in place */
             st = tt_host_gemm_f32(g.G, g.Nout, g.Og, K, xv, g.batch_groups ? g.Nout * g.C * g.SI : g.I * g.SI,
                                   g.C * g.SI, 1, wv, g.Og * K, 1, K, C, g.Og, g.O, node->attrs.conv.precision);
