@@ -1,6 +1,6 @@
 """Convolutions' forward and both gradients against PyTorch's CPU, for the shapes that take each of the host
 driver's ways through a convolution (csrc/drivers/host/host_conv.c): per-image im2col GEMMs (forward and input
-gradients), a 1x1 kernel's GEMMs reading the input in place, images side by side as GEMM columns (a weight
+gradients), a 1x1 kernel's GEMMs reading the input in place, the direct depthwise stencil, images side by side as GEMM columns (a weight
 gradient: few output positions per image), and a kernel that covers its whole input read in place by one GEMM (a
 1x1 convolution's weight gradient)."""
 import pytest
@@ -18,6 +18,9 @@ CASES = [  # (spatial dims, N, C, size, O, kernel, stride, padding, dilation, gr
     (1, 4, 5, 12, 3, 3, 1, 1, 1, 1),
     (3, 2, 2, 5, 3, 3, 1, 1, 1, 1),
     (2, 1, 6, 9, 4, 3, 1, 1, 1, 1),    # one image
+    (2, 2, 6, 9, 6, 3, 1, 1, 1, 6),    # depthwise: the direct stencil
+    (2, 2, 4, 10, 8, 5, 2, 2, 1, 4),   # depthwise, two outputs per channel, strided
+    (2, 3, 4, 9, 4, 3, 1, 3, 2, 4),    # depthwise, dilated, padded past the kernel's reach
 ]
 
 

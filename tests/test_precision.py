@@ -186,7 +186,7 @@ def test_batched_and_linear_matmuls_take_the_precision():
     _check_errors(compute, ref, scale, 120, "linear (batched)")
 
 
-@pytest.mark.parametrize("groups", [1, 4])
+@pytest.mark.parametrize("groups", [1, 4, 8])  # 8: depthwise (the direct stencil at DEFAULT and EXACT)
 def test_conv2d_error_in_each_mode_is_within_its_bound(groups):
     g = torch.Generator().manual_seed(groups)
     x, w = torch.randn(2, 8, 14, 14, generator=g), torch.randn(16, 8 // groups, 3, 3, generator=g)

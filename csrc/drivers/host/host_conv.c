@@ -20,6 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* -O2 (the Makefile's) vectorizes only loops with no epilogue; the depthwise stencil's rows want the full
+ * vectorizer. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#endif
+
 
 #define COL_BUDGET_BYTES ((int64_t)8 << 20) /* im2col scratch per batched GEMM call: stays cache-warm */
 #define WIDE_SO 64 /* output positions per image below which images become GEMM columns */
@@ -212,6 +218,71 @@ static tt_status to_compute(tt_dtype dt, const void *src, int64_t n, tt_dtype cd
     return TT_OK;
 }
 
+/* Depthwise: every group one input channel (its Og outputs each see only it), two spatial dims, f32 at DEFAULT
+ * (operands rounded to bf16, exact products, f32 sums) or exact f32. A GEMM per image and channel would have one
+ * row; this runs the stencil directly, output row by output row, vectorized along the row. */
+typedef struct dw_job {
+    const conv_geom *g;
+    const __typeof__(((tt_ir_node *)0)->attrs.conv) *a;
+    const float *x, *w; /* x already rounded when the precision asks for it */
+    float *out;
+} dw_job;
+
+/* One output row: orow[x] += wv * xrow[x * s + off] for x in [lo, hi). */
+TT_HOST_VEC_CLONES static void dw_row(float *restrict orow, const float *restrict xrow, float wv, int64_t s, int64_t off,
+                                      int64_t lo, int64_t hi) {
+    if (s == 1)
+        for (int64_t x = lo; x < hi; x++) orow[x] += wv * xrow[x + off];
+    else
+        for (int64_t x = lo; x < hi; x++) orow[x] += wv * xrow[x * s + off];
+}
+
+static void dw_planes(void *user, int64_t p0, int64_t p1) {
+    const dw_job *j = user;
+    const conv_geom *g = j->g;
+    int64_t X0 = g->X[0], X1 = g->X[1], Y0 = g->Y[0], Y1 = g->Y[1], K0 = g->Kd[0], K1 = g->Kd[1];
+    int64_t s0 = j->a->strides.v[0], s1 = j->a->strides.v[1], d0 = j->a->rhs_dilation.v[0], d1 = j->a->rhs_dilation.v[1];
+    int64_t q0 = j->a->pad_low.v[0], q1 = j->a->pad_low.v[1];
+    for (int64_t pl = p0; pl < p1; pl++) { /* plane = (image, output channel) */
+        int64_t n = pl / g->O, o = pl % g->O, ch = o / g->Og;
+        const float *xp = j->x + (n * g->C + ch) * g->SI, *wp = j->w + o * g->KS;
+        float *op = j->out + pl * g->SO;
+        for (int64_t y = 0; y < Y0; y++) {
+            float *orow = op + y * Y1;
+            for (int64_t x = 0; x < Y1; x++) orow[x] = 0.0f;
+            for (int64_t ky = 0; ky < K0; ky++) {
+                int64_t iy = y * s0 + ky * d0 - q0;
+                if (iy < 0 || iy >= X0) continue;
+                const float *xrow = xp + iy * X1;
+                for (int64_t kx = 0; kx < K1; kx++) {
+                    float wv = wp[ky * K1 + kx];
+                    int64_t off = kx * d1 - q1; /* ix = x * s1 + off, valid for x in [lo, hi) */
+                    int64_t lo = off >= 0 ? 0 : (-off + s1 - 1) / s1;
+                    int64_t hi = X1 - 1 - off < 0 ? 0 : (X1 - 1 - off) / s1 + 1;
+                    if (hi > Y1) hi = Y1;
+                    dw_row(orow, xrow, wv, s1, off, lo, hi);
+                }
+            }
+        }
+    }
+}
+
+static bool depthwise(const tt_ir_node *node, const conv_geom *g, tt_dtype cd) {
+    const __typeof__(node->attrs.conv) *a = &node->attrs.conv;
+    tt_precision pr = a->precision;
+    return cd == TT_F32 && g->S == 2 && !g->batch_groups && g->I == 1 && g->G == g->C && g->G > 1 &&
+           a->lhs_dilation.v[0] == 1 && a->lhs_dilation.v[1] == 1 &&
+           (pr == TT_PRECISION_DEFAULT || pr == TT_PRECISION_FP32);
+}
+
+/* Rounds n floats to bf16 (to nearest even), kept as floats. */
+static float *rounded_bf16(const float *src, int64_t n) {
+    float *r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
+    if (r)
+        for (int64_t i = 0; i < n; i++) r[i] = tt_bf16_to_f32(tt_f32_to_bf16(src[i]));
+    return r;
+}
+
 /* Whether a 1x1 kernel reads every input position once, in order (stride 1, no padding or dilation): then an
  * image's col is its input planes as they lie. */
 static bool pointwise(const tt_ir_node *node, const conv_geom *g) {
@@ -294,6 +365,21 @@ tt_status tt_host_convolution(const tt_ir_program *p, const tt_ir_node *node, co
     if (K == 0) {
         memset(C, 0, (size_t)total * esz); /* empty contraction (I == 0) */
     } else {
+        if (depthwise(node, &g, cd)) {
+            dw_job dj = {&g, &node->attrs.conv, xv, wv, C};
+            float *xr = NULL, *wr = NULL;
+            if (node->attrs.conv.precision == TT_PRECISION_DEFAULT) {
+                xr = rounded_bf16(xv, tt_numel(it->rank, it->dims));
+                wr = rounded_bf16(wv, tt_numel(kt->rank, kt->dims));
+                dj.x = xr;
+                dj.w = wr;
+            }
+            if (dj.x && dj.w) tt_host_parallel_for(g.Nout * g.O, 1 + 65536 / (g.SO * g.KS > 0 ? g.SO * g.KS : 1), dw_planes, &dj);
+            else st = tt_error(TT_STATUS_OUT_OF_MEMORY, "convolution: out of memory rounding operands to bf16");
+            free(xr);
+            free(wr);
+            goto stored;
+        }
         if (pointwise(node, &g)) { /* col would be the input itself: the GEMMs read it in place */
             for (int64_t img = 0; img < g.Nout && st == TT_OK; img += g.G == 1 ? g.Nout : 1) {
                 int64_t batch = g.G == 1 ? g.Nout : g.G, b_bs = g.G == 1 ? g.C * g.SI : g.I * g.SI;
