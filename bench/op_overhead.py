@@ -79,6 +79,7 @@ def main(argv=None):
     warnings.filterwarnings("ignore", message="torchtpu: operator")
     threads = args.threads or torchtpu._C.host_num_threads()
     torch.set_num_threads(threads)
+    torchtpu.set_precision("exact")  # plain f32 matmuls, as PyTorch CPU's (TPU DEFAULT: bench/matmul.py, linear.py)
     sync = torch.tpu.synchronize
     print(f"torch {torch.__version__}, {torch.tpu.get_device_name()}, torch CPU threads {torch.get_num_threads()}, "
           f"tpu host threads {torchtpu._C.host_num_threads()}, load average {os.getloadavg()[0]:.2f}")
@@ -102,7 +103,7 @@ def main(argv=None):
 
         torchtpu.set_eager_mode("debug")
         got = fn(*tpu_args).cpu()
-        if not torch.allclose(got, ref, rtol=2e-2, atol=2e-2):  # loose: matmul runs at TPU DEFAULT precision
+        if not torch.allclose(got, ref, rtol=1e-4, atol=1e-4):  # tpu at EXACT, as the CPU (see main)
             bad.append(name)
         for _ in range(args.warmup):
             fn(*tpu_args)

@@ -13,17 +13,32 @@
 #include <math.h>
 #include <string.h>
 
+/* -O2 (the Makefile's) vectorizes only loops with no epilogue; B's rounding copy wants the full vectorizer. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#endif
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
 static inline float round_bf16(float x, bool on) { return on ? tt_host_bf16_round(x) : x; }
 
+/* dst[j] = src[j] rounded to bf16, a vector at a time (scalar, it cost as much as a 64^3 DEFAULT product). */
+TT_HOST_VEC_CLONES static void round_row(const float *restrict src, float *restrict dst, int64_t n) {
+    for (int64_t j = 0; j < n; j++) dst[j] = tt_host_bf16_round(src[j]);
+}
+
 /* B as rows of N contiguous values: in place, or copied (and rounded) into bt; returns the row stride. */
 static const float *b_rows(const tt_host_small_gemm *s, float *bt, int64_t *ldb) {
     if (s->b_cs == 1 && !s->round_b) {
         *ldb = s->b_rs;
         return s->B;
+    }
+    *ldb = s->N;
+    if (s->b_cs == 1) {
+        for (int64_t k = 0; k < s->K; k++) round_row(s->B + k * s->b_rs, bt + k * s->N, s->N);
+        return bt;
     }
     for (int64_t k = 0; k < s->K; k++)
         for (int64_t j = 0; j < s->N; j++) bt[k * s->N + j] = round_bf16(s->B[k * s->b_rs + j * s->b_cs], s->round_b);
