@@ -275,11 +275,14 @@ static bool depthwise(const tt_ir_node *node, const conv_geom *g, tt_dtype cd) {
            (pr == TT_PRECISION_DEFAULT || pr == TT_PRECISION_FP32);
 }
 
+TT_HOST_VEC_CLONES static void round_bf16_into(const float *restrict src, float *restrict dst, int64_t n) {
+    for (int64_t i = 0; i < n; i++) dst[i] = tt_host_bf16_round(src[i]);
+}
+
 /* Rounds n floats to bf16 (to nearest even), kept as floats. */
 static float *rounded_bf16(const float *src, int64_t n) {
     float *r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
-    if (r)
-        for (int64_t i = 0; i < n; i++) r[i] = tt_bf16_to_f32(tt_f32_to_bf16(src[i]));
+    if (r) round_bf16_into(src, r, n);
     return r;
 }
 
