@@ -30,15 +30,21 @@ namespace torchtpu {
 // Matmul / convolution precision: the calling thread's override (torch.tpu.precision), else the process's (TPU
 // DEFAULT unless set: torchtpu.set_precision, torch.set_float32_matmul_precision, TORCHTPU_PRECISION). Ops take it
 // when recorded, so a change never reaches ops recorded before it.
+// Every op reads it (signature key, lowering): the thread-local, a __tls_get_addr call in this shared library, is
+// only read while some thread has an override (or ended inside one: then it is merely read).
 static std::atomic<int> g_precision{TT_PRECISION_DEFAULT};
+static std::atomic<int> g_thread_overrides{0};
 static thread_local int t_precision = -1;
 tt_precision current_precision() {
-    int t = t_precision;
-    return (tt_precision)(t >= 0 ? t : g_precision.load(std::memory_order_relaxed));
+    if (g_thread_overrides.load(std::memory_order_relaxed) > 0 && t_precision >= 0) return (tt_precision)t_precision;
+    return (tt_precision)g_precision.load(std::memory_order_relaxed);
 }
 void set_precision(tt_precision p) { g_precision.store((int)p); }
 tt_precision process_precision() { return (tt_precision)g_precision.load(std::memory_order_relaxed); }
-void set_thread_precision(int p) { t_precision = p; }
+void set_thread_precision(int p) {
+    if ((t_precision >= 0) != (p >= 0)) g_thread_overrides.fetch_add(p >= 0 ? 1 : -1);
+    t_precision = p;
+}
 int thread_precision() { return t_precision; }
 
 static std::atomic<bool> g_fallback_enabled{[] {
