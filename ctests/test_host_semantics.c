@@ -222,8 +222,63 @@ out:
     free(got);
 }
 
+/* out_k = x @ W_k.t() for 20 weights W_k stored [4][3] and passed as their transposed [3][4] views: more
+ * transposed matmul operands than the executor's inline table holds (a model's window has dozens), all read in
+ * place, each product right. */
+static void test_many_transposed_matmul_operands_are_read_in_place(void) {
+    enum { NW = 20, M = 2, K = 3, N = 4 };
+    tt_ir_builder *b = tt_ir_builder_create();
+    tt_ir_value x = tt_ir_param(b, TT_F32, 2, DIMS(M, K));
+    tt_ir_attrs a;
+    memset(&a, 0, sizeof a);
+    a.dot.lhs_contract.n = a.dot.rhs_contract.n = 1;
+    a.dot.lhs_contract.v[0] = 1;
+    a.dot.precision = TT_PRECISION_FP32;
+    for (int k = 0; k < NW; k++)
+        tt_ir_builder_add_output(b, tt_ir_dot_general(b, x, tt_ir_param(b, TT_F32, 2, DIMS(K, N)), &a, TT_F32));
+    tt_ir_program *p = NULL;
+    TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+    tt_ir_builder_destroy(b);
+    tt_executable *exe = NULL;
+    TT_CHECK_OK(drv()->iface.compile(drv()->ctx, p, &exe));
+    static const float xv[M * K] = {1, 2, 3, -1, 0.5f, 2};
+    float w[NW][N * K];
+    tt_exec_arg args[1 + NW], res[NW];
+    memset(args, 0, sizeof args);
+    memset(res, 0, sizeof res);
+    args[0].buffer = upload(xv, sizeof xv);
+    args[0].strides[0] = K;
+    args[0].strides[1] = 1;
+    for (int k = 0; k < NW; k++) {
+        for (int i = 0; i < N * K; i++) w[k][i] = (float)((i * 7 + k * 3) % 11) - 5.0f;
+        args[1 + k].buffer = upload(w[k], sizeof w[k]);
+        args[1 + k].strides[0] = 1; /* W_k.t()[kk][n] = W_k[n][kk] */
+        args[1 + k].strides[1] = K;
+        res[k].buffer = upload(NULL, M * N * sizeof(float));
+        res[k].strides[0] = N;
+        res[k].strides[1] = 1;
+    }
+    TT_CHECK_OK(drv()->iface.execute(drv()->ctx, 0, exe, args, 1 + NW, res, NW));
+    for (int k = 0; k < NW; k++) {
+        float got[M * N];
+        TT_CHECK_OK(drv()->iface.read(drv()->ctx, res[k].buffer, 0, got, sizeof got));
+        for (int i = 0; i < M; i++)
+            for (int n = 0; n < N; n++) {
+                float want = 0;
+                for (int kk = 0; kk < K; kk++) want += xv[i * K + kk] * w[k][n * K + kk];
+                TT_CHECK(got[i * N + n] == want);
+            }
+        drv()->iface.buffer_free(drv()->ctx, args[1 + k].buffer);
+        drv()->iface.buffer_free(drv()->ctx, res[k].buffer);
+    }
+    drv()->iface.buffer_free(drv()->ctx, args[0].buffer);
+    drv()->iface.executable_free(drv()->ctx, exe);
+    tt_ir_program_destroy(p);
+}
+
 int main(void) {
     static const tt_test_case cases[] = {
+        {"many transposed matmul operands are read in place", test_many_transposed_matmul_operands_are_read_in_place},
         {"bool and/or reductions are right at every threshold", test_bool_and_or_reductions_are_right_at_every_threshold},
         {"integer sum max min are exact at every threshold", test_integer_sum_max_min_are_exact_at_every_threshold},
         {"float sum and max are right at every threshold", test_float_sum_and_max_are_right_at_every_threshold},

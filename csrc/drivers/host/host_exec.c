@@ -60,9 +60,9 @@ static bool permuted_dense(const tt_ir_type *t, const int64_t *strides, int8_t *
 
 /* Operands of dot nodes read in place in another dim order, for one execution. */
 typedef struct dot_views {
-    int32_t n;
-    tt_ir_value value[16];
-    int8_t perm[16][TT_MAX_RANK];
+    int32_t n;                   /* at most one per argument */
+    tt_ir_value *value;
+    int8_t (*perm)[TT_MAX_RANK];
 } dot_views;
 
 static const int8_t *dot_view_perm(const dot_views *dv, tt_ir_value v) {
@@ -85,8 +85,9 @@ static bool dot_unpermuted(const tt_ir_program *p, const tt_ir_node *n, const do
 
 /* Can every dot reading v read it in place in the order perm? */
 static bool dots_take(const tt_ir_program *p, tt_ir_value v, const int8_t *perm) {
-    dot_views one = {.n = 1, .value = {v}};
-    memcpy(one.perm[0], perm, TT_MAX_RANK);
+    int8_t one_perm[1][TT_MAX_RANK];
+    memcpy(one_perm[0], perm, TT_MAX_RANK);
+    dot_views one = {.n = 1, .value = &v, .perm = one_perm};
     for (int32_t k = 0; k < p->n_nodes; k++) {
         const tt_ir_node *n = &p->nodes[k];
         if (n->op != TT_OP_DOT_GENERAL) continue;
@@ -205,8 +206,10 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
     void *gathered[16];
     void **gath = gathered;
     int32_t n_gath = 0;
-    dot_views dv;
-    dv.n = 0;
+    /* transposed operands read in place: one per argument at most (a model's windows hold dozens of weights) */
+    tt_ir_value dv_value_few[16];
+    int8_t dv_perm_few[16][TT_MAX_RANK];
+    dot_views dv = {.n = 0, .value = dv_value_few, .perm = dv_perm_few};
     tt_status st = TT_OK;
     bool direct_few[64];
     bool *direct = direct_few; /* per result: computed in place */
@@ -215,7 +218,9 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
     uint32_t mask = 15;
     if (n_args > 16) {
         gath = malloc((size_t)n_args * sizeof *gath);
-        if (!gath) {
+        dv.value = malloc((size_t)n_args * sizeof *dv.value);
+        dv.perm = malloc((size_t)n_args * sizeof *dv.perm);
+        if (!gath || !dv.value || !dv.perm) {
             st = tt_error(TT_STATUS_OUT_OF_MEMORY, "host execute: out of host memory");
             goto done;
         }
@@ -283,7 +288,7 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
             continue;
         }
         /* A transposed operand of matmuls only (x @ W.t()): they read it in place, in its own dim order. */
-        if (e->dot_only[v] && dv.n < 16 && permuted_dense(t, args[i].strides, dv.perm[dv.n]) &&
+        if (e->dot_only[v] && permuted_dense(t, args[i].strides, dv.perm[dv.n]) &&
             dots_take(p, v, dv.perm[dv.n])) {
             dv.value[dv.n++] = v;
             vals[v] = base + args[i].offset * (int64_t)es;
@@ -347,6 +352,8 @@ done:
     if (uses != uses_few) free(uses);
     for (int32_t i = 0; i < n_gath; i++) free(gath[i]);
     if (gath != gathered) free(gath);
+    if (dv.value != dv_value_few) free(dv.value);
+    if (dv.perm != dv_perm_few) free(dv.perm);
     if (owned) free(arena);
     if (held >= 0) pthread_mutex_unlock(&e->locks[held]);
     return st;
