@@ -481,6 +481,43 @@ static void a_repeated_window_replays_its_program_and_a_changed_one_does_not(voi
     tt_rt_shutdown();
 }
 
+/* A compiled graph (graph.c) in STRICT mode: its ops are deferred into one window whatever the size cap, cut
+ * where it begins and ends; the thread gets its mode back; graphs nest; an end without a begin is an error. */
+static void a_graph_records_into_one_window_in_any_mode(void) {
+    setenv("TORCHTPU_FUSION_MAX_OPS", "2", 1);
+    start(TT_EAGER_STRICT);
+    tt_ir_program *add = binary_program(TT_OP_ADD, 2, 3);
+    tt_rt_storage *x = uploaded(X6, 6), *a = uploaded(X6, 6);
+    TT_CHECK_OK(run2(add, dense2(a, 2, 3), dense2(x, 2, 3), dense2(a, 2, 3), "a += x")); /* strict: runs now */
+    int prev = -7, inner = -7;
+    TT_CHECK_OK(tt_rt_graph_begin(0, "g", &prev));
+    TT_CHECK(prev == TT_EAGER_PROCESS && tt_rt_get_eager_mode() == TT_EAGER_FUSED);
+    for (int i = 0; i < 10; i++) {
+        if (i == 5) TT_CHECK_OK(tt_rt_graph_begin(0, "inner", &inner));
+        TT_CHECK_OK(run2(add, dense2(a, 2, 3), dense2(x, 2, 3), dense2(a, 2, 3), "a += x"));
+    }
+    TT_CHECK(inner == TT_EAGER_FUSED);
+    TT_CHECK_OK(tt_rt_graph_end(0, inner)); /* the inner end cuts nothing */
+    tt_rt_metrics mt;
+    tt_rt_metrics_get(&mt);
+    TT_CHECK(mt.cuts[TT_RT_CUT_GRAPH] == 0 && mt.cuts[TT_RT_CUT_SIZE] == 0 && mt.windows == 0);
+    TT_CHECK_OK(tt_rt_graph_end(0, prev));
+    TT_CHECK(tt_rt_get_eager_mode() == TT_EAGER_STRICT);
+    tt_rt_metrics_get(&mt);
+    TT_CHECK(mt.cuts[TT_RT_CUT_GRAPH] == 1 && mt.windows == 1 && mt.window_ops == 10);
+    float g[6];
+    read_back(a, g, 6);
+    for (int i = 0; i < 6; i++) TT_CHECK(g[i] == 12 * X6[i]);
+    TT_CHECK(tt_rt_graph_end(0, prev) == TT_STATUS_INVALID_ARGUMENT); /* no graph is open */
+    TT_CHECK(tt_rt_graph_begin(3, "g", &prev) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(tt_rt_graph_begin(0, "g", NULL) == TT_STATUS_INVALID_ARGUMENT);
+    tt_rt_storage_release(a);
+    tt_rt_storage_release(x);
+    tt_ir_program_destroy(add);
+    tt_rt_shutdown();
+    unsetenv("TORCHTPU_FUSION_MAX_OPS");
+}
+
 static const tt_test_case cases[] = {
     {"a chain runs as one program and its dead intermediates get no memory",
      a_chain_runs_as_one_program_and_its_dead_intermediates_get_no_memory},
@@ -499,6 +536,7 @@ static const tt_test_case cases[] = {
      an_error_in_a_window_names_the_op_that_recorded_the_failing_node},
     {"a repeated window replays its program and a changed one does not",
      a_repeated_window_replays_its_program_and_a_changed_one_does_not},
+    {"a graph records into one window in any mode", a_graph_records_into_one_window_in_any_mode},
     {NULL, NULL},
 };
 

@@ -97,6 +97,9 @@ if _fresh:
     from . import _precision  # noqa: E402
 
     _precision.install()
+    from . import _compile  # noqa: E402
+
+    _compile.install()
     from ._integrations import install as _install_integrations  # noqa: E402  (HF accelerate/transformers, lazily)
 
     _install_integrations()

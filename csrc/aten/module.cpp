@@ -224,6 +224,19 @@ PYBIND11_MODULE(_C, m) {
     m.def("cache_set_allow", [](bool on) { tt_rt_cache_set_allow(on); });
     m.def("cache_get_allow", [] { return tt_rt_cache_get_allow(); });
     m.def("cache_set_dump_on_miss", [](bool on) { tt_rt_cache_set_dump_on_miss(on); });
+    // ---- compiled graphs (torchtpu/_compile.py): begin returns the thread's mode, for end to restore
+    m.def("graph_begin", [](int d, const std::string& name) {
+        ensure_init();
+        int prev = TT_EAGER_PROCESS;
+        py::gil_scoped_release nogil;
+        check(tt_rt_graph_begin(d, name.c_str(), &prev));
+        return prev;
+    });
+    m.def("graph_end", [](int d, int prev) {
+        ensure_init();
+        py::gil_scoped_release nogil;
+        check(tt_rt_graph_end(d, prev));
+    });
     // ---- eager modes: the calling thread's override ("" = none: the process mode applies)
     m.def("set_thread_eager_mode", [](const std::string& mode) {
         ensure_init();

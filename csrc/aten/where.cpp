@@ -19,9 +19,11 @@
 
 namespace torchtpu {
 
-// Frames of torch and torchtpu are skipped: the user's line is the one that called into them.
+// Frames of torch and torchtpu are skipped: the user's line is the one that called into them. So is the code
+// torch.fx generates for a graph (a torch.compile'd function's ops then name the line that called it).
 static bool ours(const char* file) {
-    return !file || std::strstr(file, "/torch/") || std::strstr(file, "/torchtpu/");
+    return !file || std::strstr(file, "/torch/") || std::strstr(file, "/torchtpu/") ||
+           std::strncmp(file, "<eval_with_key>", 15) == 0;
 }
 
 #ifdef TORCHTPU_FRAME_FAST

@@ -186,11 +186,21 @@ typedef enum tt_rt_cut_reason {
     TT_RT_CUT_FLUSH,        /* torchtpu.flush() */
     TT_RT_CUT_FALLBACK,     /* a CPU fallback or an op whose result size depends on data (named by the shim) */
     TT_RT_CUT_EAGER,        /* one STRICT or DEBUG op over a driver without in-place views (a window per op) */
+    TT_RT_CUT_GRAPH,        /* a compiled graph starts or ends (tt_rt_graph_begin / tt_rt_graph_end) */
     TT_RT_CUT_COUNT
 } tt_rt_cut_reason;
 const char *tt_rt_cut_reason_name(tt_rt_cut_reason r); /* "read", "synchronize", ... */
 /* Cuts device's window (-1: every device): its work is queued; no wait. */
 tt_status tt_rt_flush(int device, tt_rt_cut_reason reason);
+/* ---- compiled graphs (torch.compile) ----
+ * A graph runs as one window, whatever the eager mode: tt_rt_graph_begin cuts what device's window holds (reason
+ * "graph"), names the window after the graph, lifts its size cap and makes the calling thread record in FUSED
+ * mode; tt_rt_graph_end cuts the graph's ops as one program (reason "graph": intermediates nobody references are
+ * never allocated) and gives the thread back *prev_mode, the mode begin found. In DEBUG mode end then waits for
+ * the program and raises its error, as a debug op does. Graphs nest (a graph's ops calling another's); the
+ * outermost names the window. */
+tt_status tt_rt_graph_begin(int device, const char *name, int *prev_mode);
+tt_status tt_rt_graph_end(int device, int prev_mode);
 /* Where the user's code is: the shim installs a function that names the Python file:line running now (each op
  * notes it for its deferred errors; TORCHTPU_LOG=fusion prints it with cuts). Never called with a runtime lock
  * held. NULL: unknown. */

@@ -209,6 +209,8 @@ typedef struct tt_rt_window {
     char last_where[256];       /* the user's line of the last op ("" when unknown: every op starts a call) */
     int32_t call_ops, call_chained; /* ops of the current call, and how many read what the op before wrote */
     char first_op[64];
+    int32_t graph_depth;        /* compiled graphs running into the window (no size cap while > 0) */
+    char graph[64];             /* the outermost one's name */
     char *origins;              /* tt_rt_origins text of the ops recorded */
     size_t origins_len, cap_origins;
 } tt_rt_window;
@@ -222,6 +224,8 @@ tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *arg
                               const tt_rt_tensor *results, int32_t n_results, const char *op, const char *where);
 /* Cuts device's window (-1: every device) if it holds ops: its program is compiled (or found) and queued. */
 tt_status tt_rt_window_cut(int device, tt_rt_cut_reason reason);
+/* A compiled graph enters (name) or leaves (NULL) device's window: the outermost cuts it (graph.c). */
+tt_status tt_rt_window_graph(int device, const char *name);
 static inline bool tt_rt_window_busy(int device);
 /* Queues a launch on the device's stream (the STRICT path; used by the window's cut). */
 tt_status tt_rt_launch_queued(int device, tt_ir_program *program, const tt_rt_arg *args, int32_t n_args,
@@ -284,6 +288,7 @@ typedef struct tt_rt_state {
     tt_rt_window windows[TT_RT_MAX_DEVICES];
     int32_t window_max_ops;     /* TORCHTPU_FUSION_MAX_OPS: the next call after this many ops starts a window */
     bool log_fusion;            /* TORCHTPU_LOG=fusion */
+    bool log_compile;           /* TORCHTPU_LOG=compile: the cuts that end compiled graphs (graph.c) */
     bool op_lines;              /* each op notes the user's file:line for deferred errors (TORCHTPU_OP_LINES=0: off) */
     bool driver_strided;        /* the driver reads strided views in place (TT_DRIVER_CAP_STRIDED_VIEWS) */
     /* metrics */

@@ -66,7 +66,7 @@ static tt_status read_cache_max(void) {
 }
 
 /* TORCHTPU_FUSION_MAX_OPS (ops after which the next call starts a new window) and TORCHTPU_LOG (comma-separated
- * topics: "fusion" prints every cut). */
+ * topics: "fusion" prints every cut, "compile" the cuts that end compiled graphs). */
 static tt_status read_fusion_config(void) {
     /* 64: big enough to fuse an op's neighbourhood, small enough that the device runs a window while the host
      * records the next (a MiniLM forward in one window serializes them: measured 20% slower) */
@@ -77,6 +77,7 @@ static tt_status read_fusion_config(void) {
     tt_rt_g.window_max_ops = (int32_t)v;
     const char *log = env_nonempty("TORCHTPU_LOG");
     tt_rt_g.log_fusion = log && strstr(log, "fusion") != NULL;
+    tt_rt_g.log_compile = log && strstr(log, "compile") != NULL;
     const char *lines = env_nonempty("TORCHTPU_OP_LINES");
     tt_rt_g.op_lines = !lines || strcmp(lines, "0") != 0;
     return TT_OK;
@@ -269,7 +270,8 @@ tt_status tt_rt_set_thread_eager_mode(int mode) {
     /* this thread's deferred ops run before its ops in the new mode (another thread's window is cut by the
      * first launch that is not deferred) */
     tt_status st = TT_OK;
-    if (mode != tt_rt_thread_mode && tt_rt_mode_now() == TT_EAGER_FUSED && atomic_load(&tt_rt_g.ready))
+    int next = mode != TT_EAGER_PROCESS ? mode : atomic_load_explicit(&tt_rt_g.mode, memory_order_relaxed);
+    if (next != TT_EAGER_FUSED && tt_rt_mode_now() == TT_EAGER_FUSED && atomic_load(&tt_rt_g.ready))
         st = tt_rt_window_cut(-1, TT_RT_CUT_OTHER_MODE);
     tt_rt_thread_mode = mode;
     return st;

@@ -24,7 +24,7 @@ static const char *const cut_names[TT_RT_CUT_COUNT] = {
     [TT_RT_CUT_READ] = "read",           [TT_RT_CUT_SYNC] = "synchronize",  [TT_RT_CUT_HOST_WRITE] = "host write",
     [TT_RT_CUT_COPY] = "device copy",    [TT_RT_CUT_OTHER_MODE] = "other mode", [TT_RT_CUT_VIEW] = "view",
     [TT_RT_CUT_SIZE] = "size cap",       [TT_RT_CUT_FLUSH] = "flush",       [TT_RT_CUT_FALLBACK] = "fallback",
-    [TT_RT_CUT_EAGER] = "eager op",
+    [TT_RT_CUT_EAGER] = "eager op",      [TT_RT_CUT_GRAPH] = "graph",
 };
 
 const char *tt_rt_cut_reason_name(tt_rt_cut_reason r) {
@@ -323,9 +323,9 @@ static bool add_origin(tt_rt_window *w, const char *op, const char *where) {
 
 static void log_cut(int device, tt_rt_window *w, tt_rt_cut_reason reason, int32_t n_out, int32_t dropped,
                     const char *outcome, const char *at) {
-    fprintf(stderr, "torchtpu fusion: tpu:%d cut (%s) at %s: %d ops from %s, %d results, %d dropped; %s\n", device,
-            tt_rt_cut_reason_name(reason), at && at[0] ? at : "?", (int)atomic_load(&w->n_ops), w->first_op,
-            (int)n_out, (int)dropped, outcome);
+    fprintf(stderr, "torchtpu fusion: tpu:%d cut (%s) at %s: %d ops from %s%s%s, %d results, %d dropped; %s\n",
+            device, tt_rt_cut_reason_name(reason), at && at[0] ? at : "?", (int)atomic_load(&w->n_ops), w->first_op,
+            w->graph[0] ? " in graph " : "", w->graph, (int)n_out, (int)dropped, outcome);
 }
 
 /* The window's program and the slots it writes as outputs: the cached trace's (replayed), or built now and cached.
@@ -403,7 +403,8 @@ static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason
         }
     }
     char name[96];
-    if (n_ops == 1) snprintf(name, sizeof name, "%s", w->first_op); /* a window of one op is that op */
+    if (w->graph[0]) snprintf(name, sizeof name, "graph %s (%d ops)", w->graph, (int)n_ops);
+    else if (n_ops == 1) snprintf(name, sizeof name, "%s", w->first_op); /* a window of one op is that op */
     else snprintf(name, sizeof name, "fused window of %d ops (from %s)", (int)n_ops, w->first_op);
     tt_rt_origins origins = {w->origins, w->origins_len, n_ops};
     if (st == TT_OK && n_out > 0) st = tt_rt_launch_queued(device, p, w->args, w->n_args, res, n_out, name, &origins);
@@ -411,7 +412,7 @@ static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason
     atomic_fetch_add(&tt_rt_g.windows_run, 1);
     atomic_fetch_add(&tt_rt_g.windows_ops, n_ops);
     atomic_fetch_add(&tt_rt_g.pending_dropped, dropped);
-    if (tt_rt_g.log_fusion) {
+    if (tt_rt_g.log_fusion || (tt_rt_g.log_compile && reason == TT_RT_CUT_GRAPH && w->graph[0])) {
         char outcome[96];
         if (st != TT_OK) snprintf(outcome, sizeof outcome, "failed");
         else if (n_out == 0) snprintf(outcome, sizeof outcome, "nothing to run");
@@ -450,6 +451,23 @@ tt_status tt_rt_window_cut(int device, tt_rt_cut_reason reason) {
         if (st != TT_OK && first == TT_OK) first = st;
     }
     return first;
+}
+
+tt_status tt_rt_window_graph(int device, const char *name) {
+    tt_rt_window *w = &tt_rt_g.windows[device];
+    char where[256] = "";
+    if (tt_rt_g.log_fusion || tt_rt_g.log_compile) where_now(where, sizeof where);
+    pthread_mutex_lock(&w->mu);
+    tt_status st = TT_OK;
+    bool outermost = name ? w->graph_depth == 0 : w->graph_depth == 1;
+    if (!name && w->graph_depth == 0)
+        st = tt_error(TT_STATUS_INVALID_ARGUMENT, "tpu:%d: a graph ended that never began", device);
+    else if (outermost) st = cut_locked(device, w, TT_RT_CUT_GRAPH, where);
+    if (outermost) snprintf(w->graph, sizeof w->graph, "%s", name ? name : "");
+    if (name) w->graph_depth++;
+    else if (w->graph_depth > 0) w->graph_depth--;
+    pthread_mutex_unlock(&w->mu);
+    return st;
 }
 
 tt_status tt_rt_flush(int device, tt_rt_cut_reason reason) {
@@ -521,7 +539,7 @@ tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *arg
     bool op_major = w->call_ops >= judge && 2 * w->call_chained <= w->call_ops;
     int32_t cap = new_call || (!chained && !op_major) ? tt_rt_g.window_max_ops
                                                       : tt_rt_g.window_max_ops * TT_RT_CALL_OPS_MAX;
-    bool cut = n_ops > 0 && n_ops >= cap;
+    bool cut = n_ops > 0 && n_ops >= cap && w->graph_depth == 0;
     if (cut) {
         tt_status st = cut_locked(device, w, TT_RT_CUT_SIZE, where); /* clears the call's line and counts */
         if (st != TT_OK) {
