@@ -1,6 +1,7 @@
-"""Whole models on tpu in strict and fused eager mode next to PyTorch CPU eager, measured in one run: the
-all-MiniLM-L6-v2 forward (no grad) and a small GPT's training step (forward, backward, AdamW), with matmuls in
-exact f32 on both sides, and the peak memory of the training step.
+"""Whole models on tpu in strict and fused eager mode and torch.compile'd, next to PyTorch CPU eager and Inductor,
+measured in one run: the all-MiniLM-L6-v2 forward (no grad) and a small GPT's training step (forward, backward,
+AdamW; the model compiled, the optimizer eager), with matmuls in exact f32 on both sides, and the peak memory of the
+training step.
 
     HF_HUB_OFFLINE=1 python3 bench/models.py [--repeats R] [--steps N] [--skip-minilm]
 
@@ -48,13 +49,14 @@ def gpt_case(args):
     torch.manual_seed(0)
     base = TinyGPT(cfg)
 
-    def make(dev):
+    def make(dev, compiled=False):
         model = copy.deepcopy(base).to(dev)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
         x, y = idx.to(dev), tgt.to(dev)
+        fwd = torch.compile(model) if compiled else model  # Inductor on cpu, the tpu backend on tpu
 
         def step():
-            _, loss = model(x, y)
+            _, loss = fwd(x, y)
             loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=False)
@@ -64,6 +66,8 @@ def gpt_case(args):
 
     shape = f"{cfg.n_layer}L d{cfg.n_embd} 8x{cfg.block_size}"
     if args.group == "cpu":
+        model, opt, step = make("cpu", compiled=True)
+        inductor_ms = median_ms(step, args.repeats, warmup=2)
         model, opt, step = make("cpu")
         cpu_ms = median_ms(step, args.repeats, warmup=2)
         # CPU eager's peak, counted as the tpu allocator counts: the storages alive before the step (parameters,
@@ -77,11 +81,12 @@ def gpt_case(args):
             step()
         finally:
             torchtpu._C.cpu_memory_track(False)
-        return {"shape": shape, "cpu": cpu_ms, "peak cpu": resident + torchtpu._C.cpu_memory_peak()}
+        return {"shape": shape, "cpu": cpu_ms, "inductor": inductor_ms,
+                "peak cpu": resident + torchtpu._C.cpu_memory_peak()}
     out = {"shape": shape}
-    for mode in ("strict", "fused"):
-        torchtpu.set_eager_mode(mode)
-        model, opt, step = make("tpu")
+    for mode in ("strict", "fused", "compiled"):
+        torchtpu.set_eager_mode("fused" if mode == "compiled" else mode)
+        model, opt, step = make("tpu", compiled=mode == "compiled")
         out[mode] = median_ms(step, args.repeats, warmup=2)
         torch.tpu.synchronize()
         torch.tpu.reset_peak_memory_stats()
@@ -107,13 +112,16 @@ def minilm_case(args):
         enc = dict(tok(SENTENCES, padding=True, return_tensors="pt"))
         out = {"shape": "x".join(str(s) for s in enc["input_ids"].shape)}
         if args.group == "cpu":
+            compiled = torch.compile(copy.deepcopy(cpu_model))
+            out["inductor"] = median_ms(lambda: embed(compiled, enc), args.repeats, warmup=2)
             out["cpu"] = median_ms(lambda: embed(cpu_model, enc), args.repeats, warmup=2)
             return out
         tpu_model = copy.deepcopy(cpu_model).to("tpu")
         enc_tpu = {k: v.to("tpu") for k, v in enc.items()}
-        for mode in ("strict", "fused"):
-            torchtpu.set_eager_mode(mode)
-            out[mode] = median_ms(lambda: embed(tpu_model, enc_tpu).cpu(), args.repeats, warmup=2)
+        for mode in ("strict", "fused", "compiled"):
+            torchtpu.set_eager_mode("fused" if mode == "compiled" else mode)
+            m = torch.compile(tpu_model) if mode == "compiled" else tpu_model
+            out[mode] = median_ms(lambda: embed(m, enc_tpu).cpu(), args.repeats, warmup=2)
     return out
 
 
@@ -139,25 +147,29 @@ def main(argv=None):
     print(f"torch {torch.__version__}, {torch.tpu.get_device_name()}, torch CPU threads {torch.get_num_threads()}, "
           f"tpu host threads {torchtpu._C.host_num_threads()}, load average {os.getloadavg()[0]:.2f}")
     print(f"median of {args.repeats} warm runs, milliseconds; matmuls in exact f32 on both sides; CPU and tpu "
-          "columns in separate processes\n")
+          "columns in separate processes; compiled: torch.compile(model), Inductor on cpu, the tpu backend on tpu "
+          "(compiles excluded)\n")
     res = {}
     for case in CASES:  # one process per case and column: a MiniLM run first slowed the CPU GPT step by up to 50%
         if case == "minilm forward" and args.skip_minilm:
             continue
         res.update(run_groups(os.path.abspath(__file__), ("cpu", "tpu"), ["--repeats", str(args.repeats), "--threads",
                                                                           str(torch.get_num_threads()), "--case", case]))
-    hdr = (f"{'model':<16} {'shape':>14} {'cpu':>8} {'strict':>8} {'fused':>8} | {'fused/strict':>12} "
-           f"{'strict/cpu':>10} {'fused/cpu':>9}")
+    hdr = (f"{'model':<16} {'shape':>14} {'cpu':>7} {'strict':>7} {'fused':>7} | {'fused/strict':>12} "
+           f"{'strict/cpu':>10} {'fused/cpu':>9} | {'inductor':>8} {'compiled':>8} {'comp/ind':>8} {'comp/fused':>10}")
     print(hdr)
     print("-" * len(hdr))
     for name, r in res.items():
-        print(f"{name:<16} {r['shape']:>14} {r['cpu']:8.1f} {r['strict']:8.1f} {r['fused']:8.1f} | "
-              f"{r['strict'] / r['fused']:11.2f}x {r['cpu'] / r['strict']:9.2f}x {r['cpu'] / r['fused']:8.2f}x")
+        print(f"{name:<16} {r['shape']:>14} {r['cpu']:7.1f} {r['strict']:7.1f} {r['fused']:7.1f} | "
+              f"{r['strict'] / r['fused']:11.2f}x {r['cpu'] / r['strict']:9.2f}x {r['cpu'] / r['fused']:8.2f}x | "
+              f"{r['inductor']:8.1f} {r['compiled']:8.1f} {r['inductor'] / r['compiled']:7.2f}x "
+              f"{r['fused'] / r['compiled']:9.2f}x")
     g = res["gpt train step"]
     pc, ps, pf = g["peak cpu"], g["peak strict"], g["peak fused"]
     print(f"\ngpt train step peak memory: cpu eager {pc / MiB:.1f} MiB, strict {ps / MiB:.1f} MiB, fused "
           f"{pf / MiB:.1f} MiB (fused/strict {pf / ps:.2f}x, fused/cpu {pf / pc:.2f}x)")
-    print(f"gpt train step cuts in fused mode (one step): {g['cuts fused']}")
+    print(f"gpt train step peak memory compiled: {g['peak compiled'] / MiB:.1f} MiB")
+    print(f"gpt train step cuts in fused mode (one step): {g['cuts fused']}; compiled: {g['cuts compiled']}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -1,0 +1,60 @@
+"""torch.compile on tpu fed 30 sequence lengths: how many graphs Dynamo compiles, how many programs the runtime
+compiles, and the time, for a small GPT's forward (no grad) under each way of compiling shapes.
+
+    python3 bench/compile_shapes.py [--lengths 30]
+
+Rows: `dynamic=False` (a graph per length; Dynamo's recompile limit raised so that it never falls back to eager),
+the default (Dynamo makes the length symbolic at its second value: one more graph), `dynamic=True` (symbolic from
+the start). The runtime compiles one program per graph and concrete shape either way: the host driver's programs
+are specialized to their shapes (bounded buckets, which would cap that count, are not built yet). Run on a quiet
+machine; the load average is printed.
+"""
+import argparse
+import os
+import sys
+import time
+
+import torch
+
+import torchtpu
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+
+
+def run(model, lengths, dynamic):
+    torch._dynamo.reset()
+    torch.tpu._clear_cache()  # each row starts cold: its programs are compiled, not found from the row before
+    compiled = torch.compile(model, dynamic=dynamic)
+    g0, c0 = torchtpu._compile.compile_stats()["graphs"], torchtpu.metrics()["compiles"]
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        for n in lengths:
+            idx = torch.randint(0, 512, (4, n)).to("tpu")
+            compiled(idx)[0].cpu()
+    seconds = time.perf_counter() - t0
+    return (torchtpu._compile.compile_stats()["graphs"] - g0, torchtpu.metrics()["compiles"] - c0, seconds)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lengths", type=int, default=30)
+    args = ap.parse_args(argv)
+    from tiny_gpt import GPTConfig, TinyGPT
+
+    torch._dynamo.config.recompile_limit = 10 * args.lengths
+    torch.manual_seed(0)
+    model = TinyGPT(GPTConfig(vocab_size=512, block_size=128, n_layer=2, n_head=4, n_embd=128)).to("tpu").eval()
+    lengths = [8 + 3 * i for i in range(args.lengths)]
+    print(f"torch {torch.__version__}, {torch.tpu.get_device_name()}, load average {os.getloadavg()[0]:.2f}")
+    print(f"small GPT forward (2L d128, batch 4), {len(lengths)} lengths {lengths[0]}..{lengths[-1]}, one call each\n")
+    print(f"{'compile':<16} {'Dynamo graphs':>13} {'programs compiled':>17} {'seconds':>8}")
+    for name, dynamic in (("dynamic=False", False), ("default", None), ("dynamic=True", True)):
+        graphs, programs, seconds = run(model, lengths, dynamic)
+        print(f"{name:<16} {graphs:>13} {programs:>17} {seconds:8.2f}")
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
