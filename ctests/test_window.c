@@ -482,7 +482,8 @@ static void a_repeated_window_replays_its_program_and_a_changed_one_does_not(voi
 }
 
 /* A compiled graph (graph.c) in STRICT mode: its ops are deferred into one window whatever the size cap, cut
- * where it begins and ends; the thread gets its mode back; graphs nest; an end without a begin is an error. */
+ * where it begins and ends; the thread gets its mode back; graphs nest; what a graph launched is launched again on
+ * other storages without recording or compiling; an end without a begin is an error. */
 static void a_graph_records_into_one_window_in_any_mode(void) {
     setenv("TORCHTPU_FUSION_MAX_OPS", "2", 1);
     start(TT_EAGER_STRICT);
@@ -508,6 +509,40 @@ static void a_graph_records_into_one_window_in_any_mode(void) {
     float g[6];
     read_back(a, g, 6);
     for (int i = 0; i < 6; i++) TT_CHECK(g[i] == 12 * X6[i]);
+    /* captured: c = (x + y) * x launched again on other storages, without recording */
+    tt_ir_program *mul = binary_program(TT_OP_MULTIPLY, 2, 3);
+    tt_rt_storage *y = uploaded(Y6, 6), *t = pending(6), *c = pending(6);
+    tt_rt_graph_run *run = NULL;
+    TT_CHECK_OK(tt_rt_graph_begin(0, "g2", &prev));
+    TT_CHECK_OK(run2(add, dense2(x, 2, 3), dense2(y, 2, 3), dense2(t, 2, 3), "t = x + y"));
+    TT_CHECK_OK(run2(mul, dense2(t, 2, 3), dense2(x, 2, 3), dense2(c, 2, 3), "c = t * x"));
+    tt_rt_storage_release(t); /* an intermediate: not a result */
+    TT_CHECK_OK(tt_rt_graph_end_capture(0, prev, &run));
+    TT_CHECK(run != NULL);
+    const tt_rt_arg *cargs = NULL;
+    const tt_rt_tensor *cres = NULL;
+    int32_t na = run ? tt_rt_graph_run_args(run, &cargs) : 0, nr = run ? tt_rt_graph_run_results(run, &cres) : 0;
+    TT_CHECK(na == 2 && nr == 1 && cres[0].storage == c);
+    if (na == 2 && nr == 1) {
+        tt_rt_storage *x2 = uploaded(Y6, 6), *y2 = uploaded(X6, 6), *c2 = pending(6);
+        tt_rt_arg args2[2] = {cargs[0], cargs[1]};
+        for (int i = 0; i < 2; i++) args2[i].tensor.storage = cargs[i].tensor.storage == x ? x2 : y2;
+        tt_rt_tensor res2 = cres[0];
+        res2.storage = c2;
+        tt_rt_metrics_reset();
+        TT_CHECK_OK(tt_rt_graph_replay(0, run, "g2", args2, &res2));
+        read_back(c2, g, 6);
+        for (int i = 0; i < 6; i++) TT_CHECK(g[i] == (Y6[i] + X6[i]) * Y6[i]);
+        tt_rt_metrics_get(&mt);
+        TT_CHECK(mt.compiles == 0 && mt.cuts[TT_RT_CUT_GRAPH] == 1);
+        tt_rt_storage_release(x2);
+        tt_rt_storage_release(y2);
+        tt_rt_storage_release(c2);
+    }
+    tt_rt_graph_run_free(run);
+    tt_rt_storage_release(y);
+    tt_rt_storage_release(c);
+    tt_ir_program_destroy(mul);
     TT_CHECK(tt_rt_graph_end(0, prev) == TT_STATUS_INVALID_ARGUMENT); /* no graph is open */
     TT_CHECK(tt_rt_graph_begin(3, "g", &prev) == TT_STATUS_INVALID_ARGUMENT);
     TT_CHECK(tt_rt_graph_begin(0, "g", NULL) == TT_STATUS_INVALID_ARGUMENT);

@@ -74,14 +74,21 @@ def test_a_graph_runs_as_one_program_compiled_once(mode):
     cf = torch.compile(f, backend="tpu")
     x = torch.randn(64, 32, device="tpu")
     want = f(x.cpu())
-    cf(x).cpu()
+    torchtpu.reset_metrics()
+    first = cf(x)
+    m = torchtpu.metrics()
+    assert m["fused_windows"] == 1 and m["compiles"] <= 1, m  # compiled, or found from an earlier test
+    assert m["pending_dropped"] >= 100, "the graph's intermediates must never be allocated"
+    torch.testing.assert_close(first.cpu(), want, rtol=1e-5, atol=1e-5)
+    replays = torchtpu._compile.compile_stats()["replays"]
     torchtpu.reset_metrics()
     for _ in range(3):
         out = cf(x)
     m = torchtpu.metrics()
     assert m["cuts"].get("graph", 0) >= 3 and m["fused_windows"] == 3, m
     assert m["compiles"] == 0, "a graph seen before must not compile again"
-    assert m["pending_dropped"] >= 3 * 100, "the graph's intermediates must never be allocated"
+    assert m["ops"]["fused"] == 0, "a repeated graph launches its program without recording its ops"
+    assert torchtpu._compile.compile_stats()["replays"] == replays + 3
     torch.testing.assert_close(out.cpu(), want, rtol=1e-5, atol=1e-5)
 
 
@@ -135,6 +142,63 @@ def test_training_with_dropout_matches_eager_step_for_step():
     assert compiled == eager  # same ops, same random numbers, same order: bit for bit
     for a, b in zip(compiled_params, eager_params):
         assert torch.equal(a, b)
+
+
+def test_repeated_training_graphs_replay_their_programs_and_match_eager():
+    from tiny_gpt import GPTConfig, TinyGPT
+
+    cfg = GPTConfig(vocab_size=64, block_size=16, n_layer=2, n_head=2, n_embd=32)
+    torch.manual_seed(0)
+    base = TinyGPT(cfg)
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randint(0, 64, (4, 16), generator=g), torch.randint(0, 64, (4, 16), generator=g)
+
+    def run(compiled):
+        model = copy.deepcopy(base).to("tpu")
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+        fwd = torch.compile(model, backend="tpu") if compiled else model
+        losses = []
+        for _ in range(4):
+            _, loss = fwd(x.to("tpu"), y.to("tpu"))
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            losses.append(loss.item())
+        return losses, [p.detach().cpu() for p in model.parameters()]
+
+    eager, eager_params = run(False)
+    replays = torchtpu._compile.compile_stats()["replays"]
+    compiled, compiled_params = run(True)
+    assert torchtpu._compile.compile_stats()["replays"] == replays + 6  # forward and backward, steps 2 to 4
+    assert compiled == eager
+    for a, b in zip(compiled_params, eager_params):
+        assert torch.equal(a, b)
+
+
+def test_a_replayed_graph_writes_its_input_mutations():
+    def f(x, y):
+        x.add_(y)
+        return x * 2
+
+    cf = torch.compile(f, backend="tpu")
+    x, y = torch.zeros(5, device="tpu"), torch.ones(5, device="tpu")
+    replays = torchtpu._compile.compile_stats()["replays"]
+    with torch.no_grad():
+        for k in range(1, 5):
+            version = x._version
+            out = cf(x, y)
+            assert torch.equal(out.cpu(), torch.full((5,), 2.0 * k)) and torch.equal(x.cpu(), torch.full((5,), k))
+            assert x._version > version
+    assert torchtpu._compile.compile_stats()["replays"] == replays + 3
+
+
+def test_an_input_laid_out_differently_is_recorded_again():
+    cf = torch.compile(lambda v: v * 10, backend="tpu")
+    a = torch.arange(8.0, device="tpu")
+    b = a * 100
+    # the same layout on another storage (replayed), then other storage offsets (Dynamo keeps the graph)
+    for base, scale, start in ((a, 1, 1), (b, 100, 1), (a, 1, 2), (b, 100, 3), (a, 1, 3)):
+        assert torch.equal(cf(base[start:start + 4]).cpu(), torch.arange(start, start + 4.0) * 10 * scale)
 
 
 def test_dropout_draws_new_numbers_each_call():
@@ -266,6 +330,9 @@ def test_an_error_inside_a_compiled_graph_raises_at_the_sync_and_the_device_stay
     with pytest.raises(IndexError, match=r"graph .* out of"):
         out.cpu()
     assert torch.equal(cf(x, torch.tensor([2], device="tpu")).cpu(), torch.tensor([5.0]))
+    out = cf(x, torch.tensor([9], device="tpu"))  # replayed: the error is found the same way
+    with pytest.raises(IndexError, match=r"graph .* out of"):
+        out.cpu()
 
 
 def test_an_error_inside_a_compiled_graph_raises_at_the_call_in_debug_mode():

@@ -35,7 +35,7 @@ OPTIONS = {
 
 _graph_ids = itertools.count()
 _seen_frames = {}  # Dynamo frame id -> the input signature of its last compile, for the recompile log
-_stats = {"graphs": 0, "recompiles": 0}
+_stats = {"graphs": 0, "recompiles": 0, "replays": 0}
 
 
 def _log_on():
@@ -47,7 +47,8 @@ def _log(msg):
 
 
 def compile_stats():
-    """Graphs compiled by the tpu backend (forward and backward count apart) and Dynamo recompiles among them."""
+    """Graphs compiled by the tpu backend (forward and backward count apart), Dynamo recompiles among them, and
+    calls that launched a graph's program again without recording its ops (replays)."""
     return dict(_stats)
 
 
@@ -103,9 +104,30 @@ def _explain(frame, sig):
     return "; ".join(diffs[:4]) + more
 
 
+REPLAY_CAPTURES = 3  # captures a graph tries before it stays on recording (its inputs keep changing layout)
+
+
+def _replayable(gm):
+    """A graph whose program can be launched again as it is: no op draws random numbers (their counters are
+    scalars recorded into the program, new on every call)."""
+    seeded = torch.Tag.nondeterministic_seeded
+    return not any(n.op == "call_function" and seeded in getattr(n.target, "tags", ()) for n in gm.graph.nodes)
+
+
 def _graph_runner(gm, device, name):
-    """The compiled graph: gm's ATen ops recorded as one window on `device` (boxed: takes the argument list)."""
+    """The compiled graph (boxed: takes the argument list). The first call records gm's ATen ops into one window
+    on `device`; when that ran as one program, later calls with inputs laid out the same launch it again without
+    recording (csrc/aten/graph.cpp); any other call records again."""
+    state = {"replay": None, "captures": 0 if _replayable(gm) and os.environ.get("TORCHTPU_GRAPH_REPLAY") != "0"
+             else REPLAY_CAPTURES}
+
     def run(args):
+        replay = state["replay"]
+        if replay is not None:
+            out = replay.run(list(args))
+            if out is not None:
+                _stats["replays"] += 1
+                return out
         prev = _C.graph_begin(device, name)
         try:
             out = gm(*args)
@@ -115,7 +137,16 @@ def _graph_runner(gm, device, name):
             except Exception:  # noqa: BLE001  (the graph's own error is the one to report)
                 pass
             raise
-        _C.graph_end(device, prev)
+        if state["captures"] >= REPLAY_CAPTURES:
+            _C.graph_end(device, prev)
+            return out
+        state["captures"] += 1
+        outs = list(out) if isinstance(out, (list, tuple)) else None
+        if outs is None:
+            _C.graph_end(device, prev)
+            return out
+        state["replay"] = _C.graph_end_capture(device, prev, name, list(args),
+                                               tuple(outs) if isinstance(out, tuple) else outs)
         return out
 
     run._boxed_call = True

@@ -19,6 +19,7 @@ void trace_begin();
 int register_lowered_kernels();
 void trace_abort();
 std::string trace_end(const std::vector<at::Tensor>& outputs);
+void register_graph(py::module& m);
 }  // namespace torchtpu
 
 using namespace torchtpu;
@@ -237,6 +238,7 @@ PYBIND11_MODULE(_C, m) {
         py::gil_scoped_release nogil;
         check(tt_rt_graph_end(d, prev));
     });
+    register_graph(m);  // graph_end_capture, GraphReplay (graph.cpp)
     // ---- eager modes: the calling thread's override ("" = none: the process mode applies)
     m.def("set_thread_eager_mode", [](const std::string& mode) {
         ensure_init();

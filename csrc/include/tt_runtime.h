@@ -201,6 +201,19 @@ tt_status tt_rt_flush(int device, tt_rt_cut_reason reason);
  * outermost names the window. */
 tt_status tt_rt_graph_begin(int device, const char *name, int *prev_mode);
 tt_status tt_rt_graph_end(int device, int prev_mode);
+/* What a graph launched, kept to launch again without recording its ops (torch.compile's repeated calls). */
+typedef struct tt_rt_graph_run tt_rt_graph_run;
+/* tt_rt_graph_end that also hands back *run: the graph's program, its args (tensor views of the storages it read,
+ * for the caller to map to its inputs; scalars) and its results (dense views of the storages it wrote). NULL when
+ * the graph did not run as one program recorded by its own thread, or launched nothing. */
+tt_status tt_rt_graph_end_capture(int device, int prev_mode, tt_rt_graph_run **run);
+int32_t tt_rt_graph_run_args(const tt_rt_graph_run *r, const tt_rt_arg **args);
+int32_t tt_rt_graph_run_results(const tt_rt_graph_run *r, const tt_rt_tensor **results);
+/* Launches r's program again, as graph `name`, with args and results laid out as r's on other storages (the caller
+ * checked its inputs' layouts against the capture's). As a graph: one window, whatever the eager mode. */
+tt_status tt_rt_graph_replay(int device, const tt_rt_graph_run *r, const char *name, const tt_rt_arg *args,
+                             const tt_rt_tensor *results);
+void tt_rt_graph_run_free(tt_rt_graph_run *r); /* accepts NULL */
 /* Where the user's code is: the shim installs a function that names the Python file:line running now (each op
  * notes it for its deferred errors; TORCHTPU_LOG=fusion prints it with cuts). Never called with a runtime lock
  * held. NULL: unknown. */

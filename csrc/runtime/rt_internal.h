@@ -211,6 +211,10 @@ typedef struct tt_rt_window {
     char first_op[64];
     int32_t graph_depth;        /* compiled graphs running into the window (no size cap while > 0) */
     char graph[64];             /* the outermost one's name */
+    int32_t graph_cuts;         /* cuts since it began (0 at its end: it ran as one program) */
+    pthread_t graph_thread;     /* the thread running it */
+    bool graph_foreign;         /* another thread recorded into the window meanwhile */
+    tt_rt_graph_run **capture;  /* set by its end: where the cut leaves what it launched (graph.c) */
     char *origins;              /* tt_rt_origins text of the ops recorded */
     size_t origins_len, cap_origins;
 } tt_rt_window;
@@ -224,8 +228,14 @@ tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *arg
                               const tt_rt_tensor *results, int32_t n_results, const char *op, const char *where);
 /* Cuts device's window (-1: every device) if it holds ops: its program is compiled (or found) and queued. */
 tt_status tt_rt_window_cut(int device, tt_rt_cut_reason reason);
-/* A compiled graph enters (name) or leaves (NULL) device's window: the outermost cuts it (graph.c). */
-tt_status tt_rt_window_graph(int device, const char *name);
+/* A compiled graph enters (name) or leaves (NULL) device's window: the outermost cuts it (graph.c). Leaving with
+ * capture non-NULL: *capture gets what the cut launched if the graph ran as one program recorded by its own thread
+ * (else NULL). */
+tt_status tt_rt_window_graph(int device, const char *name, tt_rt_graph_run **capture);
+/* A launched program kept for tt_rt_graph_replay (graph.c): copies args and results, retains the program and the
+ * storages; NULL when out of memory. */
+tt_rt_graph_run *tt_rt_graph_run_new(tt_ir_program *p, const tt_rt_arg *args, int32_t n_args,
+                                     const tt_rt_tensor *results, int32_t n_results);
 static inline bool tt_rt_window_busy(int device);
 /* Queues a launch on the device's stream (the STRICT path; used by the window's cut). */
 tt_status tt_rt_launch_queued(int device, tt_ir_program *program, const tt_rt_arg *args, int32_t n_args,

@@ -408,6 +408,8 @@ static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason
     else snprintf(name, sizeof name, "fused window of %d ops (from %s)", (int)n_ops, w->first_op);
     tt_rt_origins origins = {w->origins, w->origins_len, n_ops};
     if (st == TT_OK && n_out > 0) st = tt_rt_launch_queued(device, p, w->args, w->n_args, res, n_out, name, &origins);
+    if (w->graph_depth > 0) w->graph_cuts++;
+    if (w->capture && st == TT_OK && n_out > 0) *w->capture = tt_rt_graph_run_new(p, w->args, w->n_args, res, n_out);
     atomic_fetch_add(&tt_rt_g.cuts[reason], 1);
     atomic_fetch_add(&tt_rt_g.windows_run, 1);
     atomic_fetch_add(&tt_rt_g.windows_ops, n_ops);
@@ -453,17 +455,26 @@ tt_status tt_rt_window_cut(int device, tt_rt_cut_reason reason) {
     return first;
 }
 
-tt_status tt_rt_window_graph(int device, const char *name) {
+tt_status tt_rt_window_graph(int device, const char *name, tt_rt_graph_run **capture) {
     tt_rt_window *w = &tt_rt_g.windows[device];
     char where[256] = "";
     if (tt_rt_g.log_fusion || tt_rt_g.log_compile) where_now(where, sizeof where);
+    if (capture) *capture = NULL;
     pthread_mutex_lock(&w->mu);
     tt_status st = TT_OK;
     bool outermost = name ? w->graph_depth == 0 : w->graph_depth == 1;
-    if (!name && w->graph_depth == 0)
+    if (!name && w->graph_depth == 0) {
         st = tt_error(TT_STATUS_INVALID_ARGUMENT, "tpu:%d: a graph ended that never began", device);
-    else if (outermost) st = cut_locked(device, w, TT_RT_CUT_GRAPH, where);
-    if (outermost) snprintf(w->graph, sizeof w->graph, "%s", name ? name : "");
+    } else if (outermost) {
+        /* one program, all of it the graph's own: what it launched can be launched again for the same inputs */
+        w->capture = !name && w->graph_cuts == 0 && !w->graph_foreign ? capture : NULL;
+        st = cut_locked(device, w, TT_RT_CUT_GRAPH, where);
+        w->capture = NULL;
+        snprintf(w->graph, sizeof w->graph, "%s", name ? name : "");
+        w->graph_cuts = 0;
+        w->graph_foreign = false;
+        w->graph_thread = pthread_self();
+    }
     if (name) w->graph_depth++;
     else if (w->graph_depth > 0) w->graph_depth--;
     pthread_mutex_unlock(&w->mu);
@@ -540,6 +551,7 @@ tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *arg
     int32_t cap = new_call || (!chained && !op_major) ? tt_rt_g.window_max_ops
                                                       : tt_rt_g.window_max_ops * TT_RT_CALL_OPS_MAX;
     bool cut = n_ops > 0 && n_ops >= cap && w->graph_depth == 0;
+    if (w->graph_depth > 0 && !pthread_equal(w->graph_thread, pthread_self())) w->graph_foreign = true;
     if (cut) {
         tt_status st = cut_locked(device, w, TT_RT_CUT_SIZE, where); /* clears the call's line and counts */
         if (st != TT_OK) {

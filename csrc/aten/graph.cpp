@@ -1,0 +1,243 @@
+// graph.cpp — a compiled graph launched again without recording its ops (torchtpu/_compile.py).
+//
+// The first calls of a graph record its ATen ops through the dispatcher into one window (csrc/runtime/graph.c).
+// When that ran as one program, GraphReplay keeps what it launched and maps it onto the call's tensors: each
+// program argument to the input whose storage it read (or a constant storage the graph holds), each program
+// result to an input it wrote or to a new storage, each graph output to a view of one of those. A later call whose
+// inputs are laid out the same (dtype, sizes, strides, offset, storage size, which inputs share a storage) and
+// runs at the same precision launches the program on its own storages: no Python per op, no dispatch, no
+// lowering. Anything else records again.
+#include <torch/extension.h>
+
+#include <unordered_map>
+#include <vector>
+
+#include "shim.h"
+
+namespace torchtpu {
+namespace {
+
+struct Input {
+    bool tensor = false;
+    tt_rt_storage* storage = nullptr;  // at capture (identity only)
+    int group = -1;                    // the first input with the same storage
+    c10::ScalarType dtype = c10::ScalarType::Undefined;
+    std::vector<int64_t> sizes, strides;
+    int64_t offset = 0;
+    size_t nbytes = 0;
+};
+
+struct Source {       // where a program argument's or result's storage comes from at replay
+    int input = -1;   // an input's storage
+    int fresh = -1;   // a storage made for this call (results only)
+};
+
+struct Output {
+    bool none = true;
+    Source from;
+    c10::ScalarType dtype = c10::ScalarType::Undefined;
+    std::vector<int64_t> sizes, strides;
+    int64_t offset = 0;
+};
+
+bool same_layout(const at::Tensor& t, const Input& in) {
+    return t.scalar_type() == in.dtype && t.sizes().vec() == in.sizes && t.strides().vec() == in.strides &&
+           t.storage_offset() == in.offset && t.storage().nbytes() == in.nbytes;
+}
+
+at::Tensor view_of(const c10::Storage& st, const Output& o) {
+    auto t = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(st), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                                      caffe2::TypeMeta::fromScalarType(o.dtype));
+    t.unsafeGetTensorImpl()->set_sizes_and_strides(o.sizes, o.strides, o.offset);
+    return t;
+}
+
+}  // namespace
+
+class GraphReplay {
+  public:
+    GraphReplay(int device, std::string name, tt_rt_graph_run* run, tt_precision precision)
+        : device_(device), name_(std::move(name)), run_(run), precision_(precision) {}
+    ~GraphReplay() { tt_rt_graph_run_free(run_); }
+    GraphReplay(const GraphReplay&) = delete;
+    GraphReplay& operator=(const GraphReplay&) = delete;
+
+    // Maps the captured program onto the call that produced it; false: not replayable.
+    bool map(const py::list& inputs, const py::sequence& outputs) {
+        std::unordered_map<tt_rt_storage*, int> by_storage;
+        for (size_t j = 0; j < inputs.size(); j++) {
+            Input in;
+            py::handle h = inputs[j];
+            if (!h.is_none()) {
+                if (!THPVariable_Check(h.ptr())) return false;  // a size or a number: may change call to call
+                const at::Tensor& t = THPVariable_Unpack(h.ptr());
+                if (t.device().type() != c10::DeviceType::PrivateUse1 || t.device().index() != device_) return false;
+                in.tensor = true;
+                in.storage = storage_for_read(t);
+                in.dtype = t.scalar_type();
+                in.sizes = t.sizes().vec();
+                in.strides = t.strides().vec();
+                in.offset = t.storage_offset();
+                in.nbytes = t.storage().nbytes();
+                if (in.storage) in.group = by_storage.emplace(in.storage, (int)j).first->second;
+            }
+            inputs_.push_back(std::move(in));
+        }
+        const tt_rt_arg* args = nullptr;
+        const tt_rt_tensor* results = nullptr;
+        int32_t n_args = tt_rt_graph_run_args(run_, &args), n_results = tt_rt_graph_run_results(run_, &results);
+        std::unordered_map<tt_rt_storage*, int> written;  // storage -> result index
+        for (int32_t k = 0; k < n_results; k++) {
+            Source src;
+            auto it = by_storage.find(results[k].storage);
+            if (it != by_storage.end()) src.input = it->second;
+            else src.fresh = n_fresh_++;
+            fresh_bytes_.resize(n_fresh_);
+            if (src.fresh >= 0) fresh_bytes_[src.fresh] = tt_rt_storage_nbytes(results[k].storage);
+            written.emplace(results[k].storage, k);
+            result_src_.push_back(src);
+        }
+        for (int32_t i = 0; i < n_args; i++) {
+            Source src;
+            if (args[i].kind == TT_RT_ARG_TENSOR && args[i].tensor.storage) {
+                auto it = by_storage.find(args[i].tensor.storage);
+                if (it != by_storage.end()) src.input = it->second;
+                else if (written.count(args[i].tensor.storage)) return false;  // read and made by the graph
+                // else: a constant the graph holds (retained by the capture), read as it is
+            }
+            arg_src_.push_back(src);
+        }
+        std::vector<bool> used(n_fresh_, false);
+        for (py::handle h : outputs) {
+            Output o;
+            if (!h.is_none()) {
+                if (!THPVariable_Check(h.ptr())) return false;
+                const at::Tensor& t = THPVariable_Unpack(h.ptr());
+                tt_rt_storage* s = t.device().type() == c10::DeviceType::PrivateUse1 ? storage_for_read(t) : nullptr;
+                if (!s) return false;
+                auto w = written.find(s);
+                if (w != written.end()) o.from = result_src_[w->second];
+                else if (by_storage.count(s)) o.from.input = by_storage[s];
+                else return false;  // neither written by the program nor an input
+                if (o.from.fresh >= 0) used[o.from.fresh] = true;
+                o.none = false;
+                o.dtype = t.scalar_type();
+                o.sizes = t.sizes().vec();
+                o.strides = t.strides().vec();
+                o.offset = t.storage_offset();
+            }
+            outputs_.push_back(std::move(o));
+        }
+        for (bool u : used)
+            if (!u) return false;  // a result nobody returns: the capture kept something else alive
+        tuple_ = py::isinstance<py::tuple>(outputs);
+        return true;
+    }
+
+    // The graph's outputs for this call, or None when the call's inputs are not laid out as the capture's.
+    py::object run(const py::list& inputs) {
+        if (inputs.size() != inputs_.size() || current_precision() != precision_) return py::none();
+        std::vector<at::Tensor> in(inputs.size());
+        std::unordered_map<tt_rt_storage*, int> leaders;
+        for (size_t j = 0; j < inputs.size(); j++) {
+            const Input& want = inputs_[j];
+            py::handle h = inputs[j];
+            if (!want.tensor) {
+                if (!h.is_none()) return py::none();
+                continue;
+            }
+            if (!THPVariable_Check(h.ptr())) return py::none();
+            in[j] = THPVariable_Unpack(h.ptr());
+            if (in[j].device().type() != c10::DeviceType::PrivateUse1 || in[j].device().index() != device_ ||
+                !same_layout(in[j], want))
+                return py::none();
+            tt_rt_storage* s = storage_for_read(in[j]);
+            if (!s != !want.storage) return py::none();
+            if (!s) continue;
+            if (want.group == (int)j) {
+                if (!leaders.emplace(s, (int)j).second) return py::none();  // shares a storage it did not share
+            } else if (storage_for_read(in[want.group]) != s) {
+                return py::none();
+            }
+        }
+        const tt_rt_arg* cargs = nullptr;
+        const tt_rt_tensor* cres = nullptr;
+        int32_t n_args = tt_rt_graph_run_args(run_, &cargs), n_results = tt_rt_graph_run_results(run_, &cres);
+        std::vector<c10::Storage> fresh;
+        {
+            PendingResults pending;  // memory only when the program's cut finds them referenced
+            for (int k = 0; k < n_fresh_; k++) {
+                at::DataPtr dp = allocate_on((c10::DeviceIndex)device_, fresh_bytes_[k]);
+                fresh.emplace_back(c10::Storage::use_byte_size_t(), fresh_bytes_[k], std::move(dp),
+                                   tpu_allocator_for((c10::DeviceIndex)device_), false);
+            }
+        }
+        auto storage = [&](const Source& src, bool write) -> tt_rt_storage* {
+            if (src.fresh >= 0) return storage_of(fresh[src.fresh]);
+            return write ? storage_of(in[src.input].storage()) : storage_for_read(in[src.input].storage());
+        };
+        std::vector<tt_rt_arg> args(cargs, cargs + n_args);
+        std::vector<tt_rt_tensor> results(cres, cres + n_results);
+        for (int32_t k = 0; k < n_results; k++) results[k].storage = storage(result_src_[k], true);
+        for (int32_t i = 0; i < n_args; i++)
+            if (arg_src_[i].input >= 0) args[i].tensor.storage = storage(arg_src_[i], false);
+        {
+            py::gil_scoped_release nogil;
+            TT_CHECK(tt_rt_graph_replay(device_, run_, name_.c_str(), args.data(), results.data()));
+        }
+        for (int32_t k = 0; k < n_results; k++)  // as the recorded in-place ops would have
+            if (result_src_[k].input >= 0 && !in[result_src_[k].input].is_inference())
+                in[result_src_[k].input].unsafeGetTensorImpl()->bump_version();
+        py::list out;
+        for (const Output& o : outputs_) {
+            if (o.none) out.append(py::none());
+            else if (o.from.fresh >= 0) out.append(view_of(fresh[o.from.fresh], o));
+            else out.append(view_of(in[o.from.input].storage(), o));
+        }
+        replays_++;
+        if (tuple_) return py::tuple(out);
+        return std::move(out);
+    }
+
+    int64_t replays() const { return replays_; }
+
+  private:
+    int device_;
+    std::string name_;
+    tt_rt_graph_run* run_;
+    tt_precision precision_;
+    std::vector<Input> inputs_;
+    std::vector<Source> arg_src_, result_src_;
+    std::vector<size_t> fresh_bytes_;
+    int n_fresh_ = 0;
+    std::vector<Output> outputs_;
+    bool tuple_ = false;
+    int64_t replays_ = 0;
+};
+
+void register_graph(py::module& m) {
+    py::class_<GraphReplay>(m, "GraphReplay")
+        .def("run", &GraphReplay::run)
+        .def_property_readonly("replays", &GraphReplay::replays);
+    // graph_end that keeps what the graph launched for GraphReplay.run (None when it cannot be replayed)
+    m.def("graph_end_capture", [](int d, int prev, const std::string& name, const py::list& inputs,
+                                  const py::sequence& outputs) -> py::object {
+        ensure_init();
+        tt_rt_graph_run* run = nullptr;
+        tt_status st;
+        {
+            py::gil_scoped_release nogil;
+            st = tt_rt_graph_end_capture(d, prev, &run);
+        }
+        if (st != TT_OK) {
+            tt_rt_graph_run_free(run);
+            raise_status(st, "");
+        }
+        if (!run) return py::none();
+        auto r = std::make_unique<GraphReplay>(d, name, run, current_precision());
+        if (!r->map(inputs, outputs)) return py::none();
+        return py::cast(std::move(r));
+    });
+}
+
+}  // namespace torchtpu
