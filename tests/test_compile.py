@@ -136,9 +136,11 @@ def test_training_with_dropout_matches_eager_step_for_step():
         return losses, [p.detach().cpu() for p in model.parameters()]
 
     eager, eager_params = run(False)
-    before = graphs()
+    before, replays = graphs(), torchtpu._compile.compile_stats()["replays"]
     compiled, compiled_params = run(True)
     assert graphs() == before + 2  # forward and backward
+    # steps 2 and 3 launch both programs again; the forward's dropout draws new counters each time
+    assert torchtpu._compile.compile_stats()["replays"] == replays + 4
     assert compiled == eager  # same ops, same random numbers, same order: bit for bit
     for a, b in zip(compiled_params, eager_params):
         assert torch.equal(a, b)
@@ -201,12 +203,21 @@ def test_an_input_laid_out_differently_is_recorded_again():
         assert torch.equal(cf(base[start:start + 4]).cpu(), torch.arange(start, start + 4.0) * 10 * scale)
 
 
-def test_dropout_draws_new_numbers_each_call():
-    f = torch.compile(lambda x: torch.nn.functional.dropout(x, 0.5, training=True), backend="tpu")
+def test_dropout_draws_new_numbers_each_call_as_eager_does():
+    def f(x):
+        return torch.nn.functional.dropout(x, 0.5, training=True) + torch.rand_like(x)
+
     x = torch.ones(1000, device="tpu")
-    a, b = f(x).cpu(), f(x).cpu()
-    assert not torch.equal(a, b)
-    assert set(a.unique().tolist()) <= {0.0, 2.0}
+    torch.tpu.manual_seed(5)
+    eager = [f(x).cpu() for _ in range(4)]
+    cf = torch.compile(f, backend="tpu")
+    torch.tpu.manual_seed(5)
+    replays = torchtpu._compile.compile_stats()["replays"]
+    compiled = [cf(x).cpu() for _ in range(4)]
+    assert torchtpu._compile.compile_stats()["replays"] == replays + 3
+    assert not torch.equal(compiled[1], compiled[2])
+    for a, b in zip(compiled, eager):
+        assert torch.equal(a, b)
 
 
 def test_batchnorm_running_stats_are_updated_as_on_cpu():

@@ -108,10 +108,9 @@ REPLAY_CAPTURES = 3  # captures a graph tries before it stays on recording (its 
 
 
 def _replayable(gm):
-    """A graph whose program can be launched again as it is: no op draws random numbers (their counters are
-    scalars recorded into the program, new on every call)."""
-    seeded = torch.Tag.nondeterministic_seeded
-    return not any(n.op == "call_function" and seeded in getattr(n.target, "tags", ()) for n in gm.graph.nodes)
+    """A graph whose program can be launched again: its random ops draw from the device's default generator (a
+    replay reserves the graph's counters from it anew; a generator passed in is not followed)."""
+    return not any(n.op == "call_function" and n.kwargs.get("generator") is not None for n in gm.graph.nodes)
 
 
 def _graph_runner(gm, device, name):

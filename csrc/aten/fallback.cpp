@@ -516,6 +516,8 @@ static void bind_scalar(tt_rt_arg& a, const tt_lower_scalar& s) {
     a.kind = TT_RT_ARG_SCALAR;
     a.i = s.i;
     a.f = s.f;
+    a.rng = (tt_rt_rng_role)s.rng;
+    a.rng_count = s.rng_count;
 }
 
 // Finishes the op's program and launches it; returns the program (owned) for the signature cache.

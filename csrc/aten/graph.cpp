@@ -6,9 +6,11 @@
 // result to an input it wrote or to a new storage, each graph output to a view of one of those. A later call whose
 // inputs are laid out the same (dtype, sizes, strides, offset, storage size, which inputs share a storage) and
 // runs at the same precision launches the program on its own storages: no Python per op, no dispatch, no
-// lowering. Anything else records again.
+// lowering; its random draws (dropout) take new counters from the device's generator, as recording would. Anything
+// else records again.
 #include <torch/extension.h>
 
+#include <algorithm>
 #include <unordered_map>
 #include <vector>
 
@@ -107,6 +109,7 @@ class GraphReplay {
             }
             arg_src_.push_back(src);
         }
+        if (!map_rng(args, n_args)) return false;
         std::vector<bool> used(n_fresh_, false);
         for (py::handle h : outputs) {
             Output o;
@@ -131,6 +134,32 @@ class GraphReplay {
         for (bool u : used)
             if (!u) return false;  // a result nobody returns: the capture kept something else alive
         tuple_ = py::isinstance<py::tuple>(outputs);
+        return true;
+    }
+
+    // The graph's random draws: consecutive counters of one seed (the device's default generator, as recording
+    // reserves them), reserved again in one piece per call so a replay draws what recording the graph would.
+    bool map_rng(const tt_rt_arg* args, int32_t n_args) {
+        std::vector<std::pair<uint64_t, uint64_t>> draws;  // (first counter, count)
+        bool have_seed = false;
+        int64_t seed = 0;
+        for (int32_t i = 0; i < n_args; i++) {
+            if (args[i].kind != TT_RT_ARG_SCALAR || args[i].rng == TT_RT_RNG_NONE) continue;
+            rng_args_.push_back(i);
+            if (args[i].rng == TT_RT_RNG_OFFSET) {
+                draws.emplace_back((uint64_t)args[i].i, args[i].rng_count);
+            } else {
+                if (have_seed && args[i].i != seed) return false;  // two generators
+                have_seed = true;
+                seed = args[i].i;
+            }
+        }
+        if (draws.empty()) return true;
+        std::sort(draws.begin(), draws.end());
+        for (size_t k = 0; k + 1 < draws.size(); k++)
+            if (draws[k].first + draws[k].second != draws[k + 1].first) return false;  // not one piece
+        rng_base_ = draws.front().first;
+        rng_total_ = draws.back().first + draws.back().second - rng_base_;
         return true;
     }
 
@@ -181,6 +210,12 @@ class GraphReplay {
         for (int32_t k = 0; k < n_results; k++) results[k].storage = storage(result_src_[k], true);
         for (int32_t i = 0; i < n_args; i++)
             if (arg_src_[i].input >= 0) args[i].tensor.storage = storage(arg_src_[i], false);
+        if (!rng_args_.empty()) {
+            uint64_t seed = 0, first = 0;
+            rng_reserve_on(nullptr, device_, rng_total_, &seed, &first);
+            for (int32_t i : rng_args_)
+                args[i].i = args[i].rng == TT_RT_RNG_SEED ? (int64_t)seed : (int64_t)(first + ((uint64_t)cargs[i].i - rng_base_));
+        }
         {
             py::gil_scoped_release nogil;
             TT_CHECK(tt_rt_graph_replay(device_, run_, name_.c_str(), args.data(), results.data()));
@@ -211,6 +246,8 @@ class GraphReplay {
     std::vector<size_t> fresh_bytes_;
     int n_fresh_ = 0;
     std::vector<Output> outputs_;
+    std::vector<int32_t> rng_args_;  // seed and counter arguments
+    uint64_t rng_base_ = 0, rng_total_ = 0;
     bool tuple_ = false;
     int64_t replays_ = 0;
 };

@@ -67,6 +67,8 @@ typedef struct tt_lower_scalar {
     tt_dtype dtype;
     int64_t i;
     double f;
+    int rng;            /* 0; 1 the seed, 2 the first counter of a tt_lower_rng draw (tt_rt_rng_role) */
+    uint64_t rng_count; /* that draw's counters */
 } tt_lower_scalar;
 
 #define TT_LOWER_MAX_SCALARS 64

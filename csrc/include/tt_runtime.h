@@ -71,11 +71,15 @@ typedef struct tt_rt_tensor {
 } tt_rt_tensor;
 
 typedef enum tt_rt_arg_kind { TT_RT_ARG_TENSOR = 0, TT_RT_ARG_SCALAR } tt_rt_arg_kind;
+/* A SCALAR drawn from a random generator (tt_lower_rng): a replayed graph (tt_rt_graph_replay) draws it anew. */
+typedef enum tt_rt_rng_role { TT_RT_RNG_NONE = 0, TT_RT_RNG_SEED, TT_RT_RNG_OFFSET } tt_rt_rng_role;
 typedef struct tt_rt_arg {
     tt_rt_arg_kind kind;
     tt_rt_tensor tensor; /* TENSOR */
     int64_t i;           /* SCALAR of an integer or bool dtype */
     double f;            /* SCALAR of a float dtype */
+    tt_rt_rng_role rng;  /* SCALAR: NONE, or the seed / first counter of a draw of rng_count counters */
+    uint64_t rng_count;
 } tt_rt_arg;
 
 /* ---- execution ---- */

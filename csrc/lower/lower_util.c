@@ -267,6 +267,8 @@ tt_ir_value tt_lower_scalar_param(tt_lower_ctx *ctx, tt_dtype dt, int64_t i, dou
     s->dtype = dt;
     s->i = i;
     s->f = f;
+    s->rng = 0;
+    s->rng_count = 0;
     return v;
 }
 
@@ -341,8 +343,14 @@ int64_t tt_lower_wrap_dim(tt_lower_ctx *ctx, int64_t dim, int32_t rank) {
 void tt_lower_rng(tt_lower_ctx *ctx, uint64_t count, tt_ir_value *seed, tt_ir_value *offset) {
     uint64_t s = 0, o = 0;
     if (ctx->rng_reserve) ctx->rng_reserve(ctx->rng_user, ctx->device, count, &s, &o);
+    int32_t k = ctx->n_scalars;
     *seed = tt_lower_scalar_param(ctx, TT_I64, (int64_t)s, 0.0);
     *offset = tt_lower_scalar_param(ctx, TT_I64, (int64_t)o, 0.0);
+    if (ctx->n_scalars == k + 2) { /* tagged for a replay to draw anew */
+        ctx->scalars[k].rng = 1;
+        ctx->scalars[k + 1].rng = 2;
+        ctx->scalars[k + 1].rng_count = count;
+    }
 }
 
 const tt_ir_type *tt_lower_type(tt_lower_ctx *ctx, tt_ir_value v) { return tt_ir_type_of(ctx->b, v); }
