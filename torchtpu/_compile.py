@@ -52,6 +52,11 @@ def compile_stats():
     return dict(_stats)
 
 
+def reset_compile_stats():
+    for k in _stats:
+        _stats[k] = 0
+
+
 def _tpu_index(example_inputs, gm):
     """The tpu device the graph works on: its first tpu input's, else the first tpu value it makes, else None."""
     for t in example_inputs:

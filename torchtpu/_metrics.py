@@ -10,12 +10,20 @@ def count_decomposition(op_name):
 
 def metrics():
     """A dict: ops (launches by eager mode), compiles, cache_hits, cache_size, compile_seconds, fallbacks (count by
-    op), decompositions (count by op), bytes_to_device, bytes_to_host, peak_bytes, syncs."""
+    op), decompositions (count by op), bytes_to_device, bytes_to_host, peak_bytes, syncs; torch_compile: the tpu
+    backend's graphs, Dynamo recompiles among them, and replays (calls that launched a graph's program again
+    without recording its ops)."""
+    from ._compile import compile_stats
+
     m = _C.metrics()
     m["decompositions"] = {k: v for k, v in _decompositions.items() if v}
+    m["torch_compile"] = compile_stats()
     return m
 
 
 def reset_metrics():
+    from ._compile import reset_compile_stats
+
     _C.reset_metrics()
     _decompositions.clear()
+    reset_compile_stats()
