@@ -250,13 +250,14 @@ def test_compiled_optimizer_step_matches_cpu():
         torch.testing.assert_close(q.detach().cpu(), p.detach(), rtol=1e-4, atol=1e-5)
 
 
-def test_dynamic_shapes_compile_one_graph_for_many_sizes():
-    before = graphs()
-    f = torch.compile(lambda x: (x * 2).sum(-1), backend="tpu", dynamic=True)
-    for n in (4, 5, 7, 9):
+def test_dynamic_shapes_compile_one_graph_for_many_sizes_and_replay_each_size():
+    before, replays = graphs(), torchtpu._compile.compile_stats()["replays"]
+    f = torch.compile(lambda x: (x * 2).sum(-1) + x.shape[1], backend="tpu", dynamic=True)
+    for n in (4, 5, 7, 9, 4, 5, 7, 9):
         x = torch.randn(3, n, device="tpu")
-        torch.testing.assert_close(f(x).cpu(), (x.cpu() * 2).sum(-1))
+        torch.testing.assert_close(f(x).cpu(), (x.cpu() * 2).sum(-1) + n)
     assert graphs() == before + 1
+    assert torchtpu._compile.compile_stats()["replays"] == replays + 4  # each size's second call
 
 
 def test_graph_breaks_run_eagerly_and_fullgraph_refuses_them():

@@ -109,7 +109,8 @@ def _explain(frame, sig):
     return "; ".join(diffs[:4]) + more
 
 
-REPLAY_CAPTURES = 3  # captures a graph tries before it stays on recording (its inputs keep changing layout)
+REPLAY_CAPTURES = 3  # captures of one size key before the graph stays on recording (its inputs keep changing)
+REPLAY_KEYS = 16     # size keys a dynamic graph keeps programs for
 
 
 def _replayable(gm):
@@ -121,12 +122,14 @@ def _replayable(gm):
 def _graph_runner(gm, device, name):
     """The compiled graph (boxed: takes the argument list). The first call records gm's ATen ops into one window
     on `device`; when that ran as one program, later calls with inputs laid out the same launch it again without
-    recording (csrc/aten/graph.cpp); any other call records again."""
-    state = {"replay": None, "captures": 0 if _replayable(gm) and os.environ.get("TORCHTPU_GRAPH_REPLAY") != "0"
-             else REPLAY_CAPTURES}
+    recording (csrc/aten/graph.cpp); any other call records again. A dynamic graph (sizes among its inputs) keeps
+    a program per size key, as the runtime compiles one per concrete shape."""
+    enabled = _replayable(gm) and os.environ.get("TORCHTPU_GRAPH_REPLAY") != "0"
+    replays, captures = {}, {}  # size key -> GraphReplay / captures tried
 
     def run(args):
-        replay = state["replay"]
+        key = tuple(a for a in args if isinstance(a, (int, float)))
+        replay = replays.get(key)
         if replay is not None:
             out = replay.run(list(args))
             if out is not None:
@@ -141,16 +144,15 @@ def _graph_runner(gm, device, name):
             except Exception:  # noqa: BLE001  (the graph's own error is the one to report)
                 pass
             raise
-        if state["captures"] >= REPLAY_CAPTURES:
+        tries = captures.get(key, 0)
+        if not enabled or not isinstance(out, (list, tuple)) or tries >= REPLAY_CAPTURES or \
+                (key not in captures and len(captures) >= REPLAY_KEYS):
             _C.graph_end(device, prev)
             return out
-        state["captures"] += 1
-        outs = list(out) if isinstance(out, (list, tuple)) else None
-        if outs is None:
-            _C.graph_end(device, prev)
-            return out
-        state["replay"] = _C.graph_end_capture(device, prev, name, list(args),
-                                               tuple(outs) if isinstance(out, tuple) else outs)
+        captures[key] = tries + 1
+        replay = _C.graph_end_capture(device, prev, name, list(args), out)
+        if replay is not None:
+            replays[key] = replay
         return out
 
     run._boxed_call = True

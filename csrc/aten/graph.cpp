@@ -4,8 +4,8 @@
 // When that ran as one program, GraphReplay keeps what it launched and maps it onto the call's tensors: each
 // program argument to the input whose storage it read (or a constant storage the graph holds), each program
 // result to an input it wrote or to a new storage, each graph output to a view of one of those. A later call whose
-// inputs are laid out the same (dtype, sizes, strides, offset, storage size, which inputs share a storage) and
-// runs at the same precision launches the program on its own storages: no Python per op, no dispatch, no
+// inputs are laid out the same (dtype, sizes, strides, offset, storage size, which inputs share a storage; equal
+// numbers: a dynamic graph's sizes) and runs at the same precision launches the program on its own storages: no Python per op, no dispatch, no
 // lowering; its random draws (dropout) take new counters from the device's generator, as recording would. Anything
 // else records again.
 #include <torch/extension.h>
@@ -21,6 +21,7 @@ namespace {
 
 struct Input {
     bool tensor = false;
+    py::object value;                  // a number input (a size of a dynamic graph): equal at replay
     tt_rt_storage* storage = nullptr;  // at capture (identity only)
     int group = -1;                    // the first input with the same storage
     c10::ScalarType dtype = c10::ScalarType::Undefined;
@@ -70,8 +71,11 @@ class GraphReplay {
         for (size_t j = 0; j < inputs.size(); j++) {
             Input in;
             py::handle h = inputs[j];
-            if (!h.is_none()) {
-                if (!THPVariable_Check(h.ptr())) return false;  // a size or a number: may change call to call
+            if (!h.is_none() && !THPVariable_Check(h.ptr())) {
+                // a size (a dynamic graph's) or a number: the program was recorded for this value
+                if (!py::isinstance<py::int_>(h) && !py::isinstance<py::float_>(h)) return false;
+                in.value = py::reinterpret_borrow<py::object>(h);
+            } else if (!h.is_none()) {
                 const at::Tensor& t = THPVariable_Unpack(h.ptr());
                 if (t.device().type() != c10::DeviceType::PrivateUse1 || t.device().index() != device_) return false;
                 in.tensor = true;
@@ -172,7 +176,11 @@ class GraphReplay {
             const Input& want = inputs_[j];
             py::handle h = inputs[j];
             if (!want.tensor) {
-                if (!h.is_none()) return py::none();
+                if (want.value) {
+                    if (h.is_none() || THPVariable_Check(h.ptr()) || !want.value.equal(h)) return py::none();
+                } else if (!h.is_none()) {
+                    return py::none();
+                }
                 continue;
             }
             if (!THPVariable_Check(h.ptr())) return py::none();
