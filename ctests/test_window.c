@@ -535,6 +535,11 @@ static void a_graph_records_into_one_window_in_any_mode(void) {
         for (int i = 0; i < 6; i++) TT_CHECK(g[i] == (Y6[i] + X6[i]) * Y6[i]);
         tt_rt_metrics_get(&mt);
         TT_CHECK(mt.compiles == 0 && mt.cuts[TT_RT_CUT_GRAPH] == 1);
+        bool keep[2] = {false, false}; /* no constants: every storage comes with the call */
+        tt_rt_graph_run_drop_storages(run, keep);
+        TT_CHECK_OK(tt_rt_graph_replay(0, run, "g2", args2, &res2));
+        read_back(c2, g, 6);
+        for (int i = 0; i < 6; i++) TT_CHECK(g[i] == (Y6[i] + X6[i]) * Y6[i]);
         tt_rt_storage_release(x2);
         tt_rt_storage_release(y2);
         tt_rt_storage_release(c2);

@@ -193,6 +193,19 @@ def test_a_replayed_graph_writes_its_input_mutations():
     assert torchtpu._compile.compile_stats()["replays"] == replays + 3
 
 
+def test_a_captured_graph_keeps_no_tensor_of_the_call_that_captured_it():
+    cf = torch.compile(lambda x: (x * 2, x.sum()), backend="tpu")
+    torch.tpu.synchronize()
+    base = torch.tpu.memory_allocated()
+    x = torch.randn(256, 256, device="tpu")
+    a, b = cf(x)   # recorded and captured
+    a2, b2 = cf(x)  # replayed
+    assert torch.equal(a2.cpu(), a.cpu()) and torch.equal(b2.cpu(), b.cpu())
+    del x, a, b, a2, b2
+    torch.tpu.synchronize()
+    assert torch.tpu.memory_allocated() == base
+
+
 def test_an_input_laid_out_differently_is_recorded_again():
     cf = torch.compile(lambda v: v * 10, backend="tpu")
     a = torch.arange(8.0, device="tpu")

@@ -138,6 +138,10 @@ class GraphReplay {
         for (bool u : used)
             if (!u) return false;  // a result nobody returns: the capture kept something else alive
         tuple_ = py::isinstance<py::tuple>(outputs);
+        // only the constants stay referenced: the capturing call's inputs and outputs must not outlive it
+        std::unique_ptr<bool[]> keep(new bool[n_args > 0 ? n_args : 1]());
+        for (int32_t i = 0; i < n_args; i++) keep[i] = args[i].kind == TT_RT_ARG_TENSOR && arg_src_[i].input < 0;
+        tt_rt_graph_run_drop_storages(run_, keep.get());
         return true;
     }
 

@@ -217,6 +217,9 @@ int32_t tt_rt_graph_run_results(const tt_rt_graph_run *r, const tt_rt_tensor **r
  * checked its inputs' layouts against the capture's). As a graph: one window, whatever the eager mode. */
 tt_status tt_rt_graph_replay(int device, const tt_rt_graph_run *r, const char *name, const tt_rt_arg *args,
                              const tt_rt_tensor *results);
+/* Drops r's references to the storages it captured, but for the args with keep[i] set (constants the graph reads:
+ * a replay passes its own storages for the rest). Until then r keeps the capturing call's tensors alive. */
+void tt_rt_graph_run_drop_storages(tt_rt_graph_run *r, const bool *keep);
 void tt_rt_graph_run_free(tt_rt_graph_run *r); /* accepts NULL */
 /* Where the user's code is: the shim installs a function that names the Python file:line running now (each op
  * notes it for its deferred errors; TORCHTPU_LOG=fusion prints it with cuts). Never called with a runtime lock

@@ -80,6 +80,18 @@ tt_rt_graph_run *tt_rt_graph_run_new(tt_ir_program *p, const tt_rt_arg *args, in
     return r;
 }
 
+void tt_rt_graph_run_drop_storages(tt_rt_graph_run *r, const bool *keep) {
+    for (int32_t i = 0; i < r->n_args; i++)
+        if (r->args[i].kind == TT_RT_ARG_TENSOR && r->args[i].tensor.storage && !keep[i]) {
+            tt_rt_storage_release(r->args[i].tensor.storage);
+            r->args[i].tensor.storage = NULL;
+        }
+    for (int32_t j = 0; j < r->n_results; j++) {
+        tt_rt_storage_release(r->results[j].storage);
+        r->results[j].storage = NULL;
+    }
+}
+
 void tt_rt_graph_run_free(tt_rt_graph_run *r) {
     if (!r) return;
     for (int32_t i = 0; i < r->n_args; i++)
