@@ -354,8 +354,9 @@ def test_an_error_inside_a_compiled_graph_raises_at_the_sync_and_the_device_stay
     with pytest.raises(IndexError, match=r"graph .* out of"):
         out.cpu()
     assert torch.equal(cf(x, torch.tensor([2], device="tpu")).cpu(), torch.tensor([5.0]))
-    out = cf(x, torch.tensor([9], device="tpu"))  # replayed: the error is found the same way
-    with pytest.raises(IndexError, match=r"graph .* out of"):
+    out = cf(x, torch.tensor([9], device="tpu"))  # replayed: the same error, naming the op and its line
+    with pytest.raises(IndexError, match=r"aten::index_select \(recorded at .*test_compile\.py:\d+\), in graph .*"
+                                         r"\(replayed\): index 9 is out of"):
         out.cpu()
 
 

@@ -21,6 +21,7 @@ struct tt_rt_graph_run {
     int32_t n_args;
     tt_rt_tensor *results; /* storages retained */
     int32_t n_results;
+    tt_rt_origins origins; /* text owned */
 };
 
 static tt_status check_device(int device) {
@@ -56,16 +57,22 @@ tt_status tt_rt_graph_end_capture(int device, int prev_mode, tt_rt_graph_run **r
 tt_status tt_rt_graph_end(int device, int prev_mode) { return tt_rt_graph_end_capture(device, prev_mode, NULL); }
 
 tt_rt_graph_run *tt_rt_graph_run_new(tt_ir_program *p, const tt_rt_arg *args, int32_t n_args,
-                                     const tt_rt_tensor *results, int32_t n_results) {
+                                     const tt_rt_tensor *results, int32_t n_results, const tt_rt_origins *origins) {
     tt_rt_graph_run *r = calloc(1, sizeof *r);
     if (!r) return NULL;
     r->args = malloc(sizeof *r->args * (size_t)(n_args > 0 ? n_args : 1));
     r->results = malloc(sizeof *r->results * (size_t)(n_results > 0 ? n_results : 1));
-    if (!r->args || !r->results) {
+    char *text = origins && origins->n > 0 && origins->len > 0 ? malloc(origins->len) : NULL;
+    if (!r->args || !r->results || (origins && origins->n > 0 && origins->len > 0 && !text)) {
         free(r->args);
         free(r->results);
+        free(text);
         free(r);
         return NULL;
+    }
+    if (text) {
+        memcpy(text, origins->text, origins->len);
+        r->origins = (tt_rt_origins){text, origins->len, origins->n};
     }
     tt_ir_program_retain(p);
     r->program = p;
@@ -100,6 +107,7 @@ void tt_rt_graph_run_free(tt_rt_graph_run *r) {
     for (int32_t j = 0; j < r->n_results; j++)
         if (r->results[j].storage) tt_rt_storage_release(r->results[j].storage);
     tt_ir_program_destroy(r->program);
+    free((void *)r->origins.text);
     free(r->args);
     free(r->results);
     free(r);
@@ -125,7 +133,7 @@ tt_status tt_rt_graph_replay(int device, const tt_rt_graph_run *r, const char *n
     if ((st = tt_rt_window_cut(device, TT_RT_CUT_GRAPH)) != TT_OK) return st;
     char label[96];
     snprintf(label, sizeof label, "graph %s (replayed)", name && name[0] ? name : "?");
-    st = tt_rt_launch_queued(device, r->program, args, r->n_args, results, r->n_results, label, NULL);
+    st = tt_rt_launch_queued(device, r->program, args, r->n_args, results, r->n_results, label, &r->origins);
     atomic_fetch_add(&tt_rt_g.cuts[TT_RT_CUT_GRAPH], 1);
     atomic_fetch_add(&tt_rt_g.windows_run, 1);
     atomic_fetch_add(&tt_rt_g.window_replays, 1);

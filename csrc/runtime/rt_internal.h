@@ -232,10 +232,11 @@ tt_status tt_rt_window_cut(int device, tt_rt_cut_reason reason);
  * capture non-NULL: *capture gets what the cut launched if the graph ran as one program recorded by its own thread
  * (else NULL). */
 tt_status tt_rt_window_graph(int device, const char *name, tt_rt_graph_run **capture);
-/* A launched program kept for tt_rt_graph_replay (graph.c): copies args and results, retains the program and the
- * storages; NULL when out of memory. */
+/* A launched program kept for tt_rt_graph_replay (graph.c): copies args, results and the ops' origins (a replay's
+ * error names the op and line that recorded the failing node), retains the program and the storages; NULL when
+ * out of memory. */
 tt_rt_graph_run *tt_rt_graph_run_new(tt_ir_program *p, const tt_rt_arg *args, int32_t n_args,
-                                     const tt_rt_tensor *results, int32_t n_results);
+                                     const tt_rt_tensor *results, int32_t n_results, const tt_rt_origins *origins);
 static inline bool tt_rt_window_busy(int device);
 /* Queues a launch on the device's stream (the STRICT path; used by the window's cut). */
 tt_status tt_rt_launch_queued(int device, tt_ir_program *program, const tt_rt_arg *args, int32_t n_args,

@@ -409,7 +409,8 @@ static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason
     tt_rt_origins origins = {w->origins, w->origins_len, n_ops};
     if (st == TT_OK && n_out > 0) st = tt_rt_launch_queued(device, p, w->args, w->n_args, res, n_out, name, &origins);
     if (w->graph_depth > 0) w->graph_cuts++;
-    if (w->capture && st == TT_OK && n_out > 0) *w->capture = tt_rt_graph_run_new(p, w->args, w->n_args, res, n_out);
+    if (w->capture && st == TT_OK && n_out > 0)
+        *w->capture = tt_rt_graph_run_new(p, w->args, w->n_args, res, n_out, &origins);
     atomic_fetch_add(&tt_rt_g.cuts[reason], 1);
     atomic_fetch_add(&tt_rt_g.windows_run, 1);
     atomic_fetch_add(&tt_rt_g.windows_ops, n_ops);
