@@ -301,15 +301,40 @@ def test_precision_in_force_when_the_graph_runs_applies_to_its_matmuls():
     assert not torch.equal(default, (a.cpu() @ b.cpu())), "DEFAULT rounds products to bf16"
 
 
-def test_precision_block_inside_a_compiled_function():
+def test_a_precision_block_inside_a_compiled_function_is_part_of_the_graph():
+    def f(a, b):
+        x = a @ b  # the precision in force at the call: EXACT here
+        with torch.tpu.precision(torch.tpu.Precision.DEFAULT):
+            y = x @ b
+        return x, y, y @ a
+
+    a, b = torch.randn(64, 64, device="tpu"), torch.randn(64, 64, device="tpu")
+    x = (a @ b).cpu()
+    with torch.tpu.precision(torch.tpu.Precision.DEFAULT):
+        y = (x.to("tpu") @ b).cpu()
+    z = (y.to("tpu") @ a).cpu()
+    cf = torch.compile(f, backend="tpu", fullgraph=True)  # no graph break
+    for _ in range(3):  # recorded, then replayed
+        gx, gy, gz = (t.cpu() for t in cf(a, b))
+        assert torch.equal(gx, x) and torch.equal(gy, y) and torch.equal(gz, z)
+    assert not torch.equal(gy, x.to("tpu").cpu() @ b.cpu()), "the block's matmul rounds to bf16"
+    assert torchtpu._C.get_thread_precision() == -1  # the block's override is gone
+
+
+def test_a_graph_break_inside_a_precision_block():
     def f(a, b):
         with torch.tpu.precision(torch.tpu.Precision.DEFAULT):
-            return a @ b
+            y = a @ b
+            torch._dynamo.graph_break()
+            return y @ b
 
     a, b = torch.randn(64, 64, device="tpu"), torch.randn(64, 64, device="tpu")
     with torch.tpu.precision(torch.tpu.Precision.DEFAULT):
-        want = (a @ b).cpu()
-    assert torch.equal(torch.compile(f, backend="tpu")(a, b).cpu(), want)
+        want = ((a @ b) @ b).cpu()
+    cf = torch.compile(f, backend="tpu")
+    for _ in range(3):
+        assert torch.equal(cf(a, b).cpu(), want)
+        assert torchtpu._C.get_thread_precision() == -1
 
 
 def test_unknown_backend_option_is_refused():

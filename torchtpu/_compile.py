@@ -115,8 +115,13 @@ REPLAY_KEYS = 16     # size keys a dynamic graph keeps programs for
 
 def _replayable(gm):
     """A graph whose program can be launched again: its random ops draw from the device's default generator (a
-    replay reserves the graph's counters from it anew; a generator passed in is not followed)."""
-    return not any(n.op == "call_function" and n.kwargs.get("generator") is not None for n in gm.graph.nodes)
+    replay reserves the graph's counters from it anew; a generator passed in is not followed), and it closes every
+    precision block it opens (a graph break inside a block leaves the thread's precision to the next graph, which
+    a replay would not set)."""
+    calls = [n for n in gm.graph.nodes if n.op == "call_function"]
+    pushes = sum(1 for n in calls if n.target is torch.ops.tpu._push_precision.default)
+    pops = sum(1 for n in calls if n.target is torch.ops.tpu._pop_precision.default)
+    return pushes == pops and not any(n.kwargs.get("generator") is not None for n in calls)
 
 
 def _graph_runner(gm, device, name):

@@ -22,6 +22,7 @@ so a change inside a fused window applies to the ops recorded after it, never to
 import enum
 import functools
 import os
+import threading
 
 import torch
 
@@ -65,10 +66,17 @@ class precision:
     """`torch.tpu.precision(p)`: the calling thread's matmuls and convolutions run at `p` (a Precision or its name).
 
     Takes effect when called and, as a context manager, restores the thread's previous setting on exit
-    (nestable). Other threads, and autograd's device thread, keep the process precision."""
+    (nestable). Other threads, and autograd's device thread, keep the process precision. Inside a torch.compile'd
+    function it is part of the graph, not a graph break: Dynamo records the two ops below around the block, and
+    the graph's matmuls between them take `p` (in the forward graph; a backward follows the precision in force
+    where it runs, as eager autograd does)."""
 
     def __init__(self, p):
         value = _as_precision(p).value
+        if torch.compiler.is_compiling():
+            torch.ops.tpu._push_precision(value)
+            self._prev = None
+            return
         self._prev = _C.get_thread_precision()
         _C.set_thread_precision(value)
 
@@ -76,8 +84,40 @@ class precision:
         return self
 
     def __exit__(self, *exc):
-        _C.set_thread_precision(self._prev)
+        if self._prev is None:
+            torch.ops.tpu._pop_precision()
+        else:
+            _C.set_thread_precision(self._prev)
         return False
+
+
+# tpu::_push_precision / tpu::_pop_precision: the precision block as graph ops (side effects: never removed as
+# dead code). Run while a compiled graph records, they set the thread's override and restore it.
+_graph_stack = threading.local()
+_lib = None
+
+
+def _push_precision(value):
+    stack = _graph_stack.__dict__.setdefault("stack", [])
+    stack.append(_C.get_thread_precision())
+    _C.set_thread_precision(value)
+
+
+def _pop_precision():
+    stack = getattr(_graph_stack, "stack", None)
+    if stack:
+        _C.set_thread_precision(stack.pop())
+
+
+def _register_graph_ops():
+    global _lib
+    _lib = torch.library.Library("tpu", "FRAGMENT")
+    _lib.define("_push_precision(int precision) -> ()")
+    _lib.define("_pop_precision() -> ()")
+    for name, fn in (("_push_precision", _push_precision), ("_pop_precision", _pop_precision)):
+        _lib.impl(name, fn, "CompositeExplicitAutograd")
+        _lib.impl(name, lambda *a: None, "Meta")
+        torch.fx.node.has_side_effect(getattr(torch.ops.tpu, name).default)
 
 
 # Google TorchTPU's torch.tpu.allow_excess_precision: permission for the compiler to keep intermediates in more
@@ -115,6 +155,7 @@ def _wrap_set_float32_matmul_precision():
 
 def install():
     _wrap_set_float32_matmul_precision()
+    _register_graph_ops()
     env = os.environ.get("TORCHTPU_PRECISION")
     if env:
         try:
