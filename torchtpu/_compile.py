@@ -63,7 +63,7 @@ def _tpu_index(example_inputs, gm):
         if isinstance(t, torch.Tensor) and t.device.type == "tpu":
             return t.device.index or 0
     for node in gm.graph.nodes:
-        v = node.meta.get("val")
+        v = node.meta.get("val", node.meta.get("example_value"))  # aot's graphs / Dynamo's
         if isinstance(v, torch.Tensor) and v.device.type == "tpu":
             return v.device.index or 0
     return None
