@@ -90,6 +90,7 @@ bench: install $(BUILD)/peak
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PYTHON) bench/minilm.py
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PYTHON) bench/models.py
 	$(PYTHON) bench/compile_shapes.py
+	$(PYTHON) bench/compile_overhead.py
 
 clean:
 	rm -rf build torchtpu/_C*.so *.egg-info
