@@ -10,14 +10,13 @@ when made). The PyTorch CPU column and the tpu columns run in separate child pro
 run_groups). Run on a quiet machine; the load average is printed.
 """
 import argparse
-import json
 import os
 import sys
 
 import torch
 
 import torchtpu
-from timing import median_ms, run_groups
+from timing import answer_group, median_ms, run_groups
 
 # (name, Cin, H, W, Cout, kernel, stride, groups)
 SHAPES = [
@@ -87,9 +86,7 @@ def main(argv=None):
     ap.add_argument("--group", choices=["cpu", "tpu"], help=argparse.SUPPRESS)  # a child process's share
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads or torchtpu._C.host_num_threads())
-    if args.group:
-        torchtpu.set_eager_mode("debug")
-        print(json.dumps(measure(args.group, args)))
+    if answer_group(args, measure):
         return 0
     load = os.getloadavg()[0]
     res = run_groups(os.path.abspath(__file__), ["cpu", "tpu"],

@@ -9,14 +9,13 @@ workers spin-wait on both cores after every CPU op and would slow the tpu column
 machine; the load average is printed.
 """
 import argparse
-import json
 import os
 import sys
 
 import torch
 
 import torchtpu
-from timing import median_ms, run_groups
+from timing import answer_group, median_ms, run_groups
 
 PRECISION_DEFAULT, PRECISION_FP32 = 0, 3  # tt_precision in csrc/include/tt_ir.h
 
@@ -66,9 +65,7 @@ def main(argv=None):
     ap.add_argument("--group", choices=["cpu", "tpu"], help=argparse.SUPPRESS)  # a child process's share
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads or torchtpu._C.host_num_threads())
-    if args.group:
-        torchtpu.set_eager_mode("debug")
-        print(json.dumps(measure(args.group, args)))
+    if answer_group(args, measure):
         return 0
     load = os.getloadavg()[0]
     fwd = ["--repeats", str(args.repeats), "--inner", str(args.inner), "--threads", str(args.threads)]

@@ -29,3 +29,15 @@ def run_groups(script, groups, args):
         for row, cols in json.loads(out.strip().splitlines()[-1]).items():
             res.setdefault(row, {}).update(cols)
     return res
+
+
+def answer_group(args, measure):
+    """In a child process of run_groups (`--group G`): prints measure(G, args) as its JSON line, tpu ops in debug
+    mode (each op's own time); True. In the parent: False."""
+    if not args.group:
+        return False
+    import torchtpu
+
+    torchtpu.set_eager_mode("debug")
+    print(json.dumps(measure(args.group, args)))
+    return True

@@ -215,10 +215,7 @@ def tpu_backend(gm, example_inputs, mode=None, options=None):
 
 
 def _has_tpu(model, inputs):
-    if any(isinstance(t, torch.Tensor) and t.device.type == "tpu" for t in inputs):
-        return True
-    graph = getattr(model, "graph", None)
-    return graph is not None and _tpu_index([], model) is not None
+    return isinstance(model, torch.fx.GraphModule) and _tpu_index(inputs, model) is not None
 
 
 def _route_default_compile():
@@ -251,17 +248,9 @@ def _device_interface(di):
         Stream = tpu.Stream
 
         class Worker:
-            @staticmethod
-            def set_device(device):
-                tpu.set_device(device)
-
-            @staticmethod
-            def current_device():
-                return tpu.current_device()
-
-            @staticmethod
-            def get_device_properties(device=None):
-                return tpu.get_device_properties(device)
+            set_device = staticmethod(tpu.set_device)
+            current_device = staticmethod(tpu.current_device)
+            get_device_properties = staticmethod(tpu.get_device_properties)
 
         current_device = staticmethod(tpu.current_device)
         set_device = staticmethod(tpu.set_device)
@@ -356,6 +345,7 @@ class _AfterImport:
 
 
 def _register_backend(registry):
+    """backend="tpu" without the installed entry point too (a source checkout on sys.path)."""
     if "tpu" not in registry._COMPILER_FNS:
         registry.register_backend(tpu_backend, name="tpu")
 

@@ -516,6 +516,7 @@ static void bind_scalar(tt_rt_arg& a, const tt_lower_scalar& s) {
     a.kind = TT_RT_ARG_SCALAR;
     a.i = s.i;
     a.f = s.f;
+    static_assert(TT_LOWER_RNG_SEED == TT_RT_RNG_SEED && TT_LOWER_RNG_OFFSET == TT_RT_RNG_OFFSET);
     a.rng = (tt_rt_rng_role)s.rng;
     a.rng_count = s.rng_count;
 }

@@ -19,14 +19,26 @@
 namespace torchtpu {
 namespace {
 
+// A tensor's place in its storage: what an input must match at replay, what an output is made with.
+struct Layout {
+    c10::ScalarType dtype = c10::ScalarType::Undefined;
+    std::vector<int64_t> sizes, strides;
+    int64_t offset = 0;
+    static Layout of(const at::Tensor& t) {
+        return {t.scalar_type(), t.sizes().vec(), t.strides().vec(), t.storage_offset()};
+    }
+    bool matches(const at::Tensor& t) const {
+        return t.scalar_type() == dtype && t.sizes().equals(sizes) && t.strides().equals(strides) &&
+               t.storage_offset() == offset;
+    }
+};
+
 struct Input {
     bool tensor = false;
     py::object value;                  // a number input (a size of a dynamic graph): equal at replay
     tt_rt_storage* storage = nullptr;  // at capture (identity only)
     int group = -1;                    // the first input with the same storage
-    c10::ScalarType dtype = c10::ScalarType::Undefined;
-    std::vector<int64_t> sizes, strides;
-    int64_t offset = 0;
+    Layout layout;
     size_t nbytes = 0;
 };
 
@@ -38,20 +50,13 @@ struct Source {       // where a program argument's or result's storage comes fr
 struct Output {
     bool none = true;
     Source from;
-    c10::ScalarType dtype = c10::ScalarType::Undefined;
-    std::vector<int64_t> sizes, strides;
-    int64_t offset = 0;
+    Layout layout;
 };
 
-bool same_layout(const at::Tensor& t, const Input& in) {
-    return t.scalar_type() == in.dtype && t.sizes().vec() == in.sizes && t.strides().vec() == in.strides &&
-           t.storage_offset() == in.offset && t.storage().nbytes() == in.nbytes;
-}
-
-at::Tensor view_of(const c10::Storage& st, const Output& o) {
+at::Tensor view_of(const c10::Storage& st, const Layout& l) {
     auto t = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(st), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
-                                                      caffe2::TypeMeta::fromScalarType(o.dtype));
-    t.unsafeGetTensorImpl()->set_sizes_and_strides(o.sizes, o.strides, o.offset);
+                                                      caffe2::TypeMeta::fromScalarType(l.dtype));
+    t.unsafeGetTensorImpl()->set_sizes_and_strides(l.sizes, l.strides, l.offset);
     return t;
 }
 
@@ -80,10 +85,7 @@ class GraphReplay {
                 if (t.device().type() != c10::DeviceType::PrivateUse1 || t.device().index() != device_) return false;
                 in.tensor = true;
                 in.storage = storage_for_read(t);
-                in.dtype = t.scalar_type();
-                in.sizes = t.sizes().vec();
-                in.strides = t.strides().vec();
-                in.offset = t.storage_offset();
+                in.layout = Layout::of(t);
                 in.nbytes = t.storage().nbytes();
                 if (in.storage) in.group = by_storage.emplace(in.storage, (int)j).first->second;
             }
@@ -96,10 +98,12 @@ class GraphReplay {
         for (int32_t k = 0; k < n_results; k++) {
             Source src;
             auto it = by_storage.find(results[k].storage);
-            if (it != by_storage.end()) src.input = it->second;
-            else src.fresh = n_fresh_++;
-            fresh_bytes_.resize(n_fresh_);
-            if (src.fresh >= 0) fresh_bytes_[src.fresh] = tt_rt_storage_nbytes(results[k].storage);
+            if (it != by_storage.end()) {
+                src.input = it->second;
+            } else {
+                src.fresh = (int)fresh_bytes_.size();
+                fresh_bytes_.push_back(tt_rt_storage_nbytes(results[k].storage));
+            }
             written.emplace(results[k].storage, k);
             result_src_.push_back(src);
         }
@@ -114,7 +118,7 @@ class GraphReplay {
             arg_src_.push_back(src);
         }
         if (!map_rng(args, n_args)) return false;
-        std::vector<bool> used(n_fresh_, false);
+        std::vector<bool> used(fresh_bytes_.size(), false);
         for (py::handle h : outputs) {
             Output o;
             if (!h.is_none()) {
@@ -123,15 +127,13 @@ class GraphReplay {
                 tt_rt_storage* s = t.device().type() == c10::DeviceType::PrivateUse1 ? storage_for_read(t) : nullptr;
                 if (!s) return false;
                 auto w = written.find(s);
+                auto in = by_storage.find(s);
                 if (w != written.end()) o.from = result_src_[w->second];
-                else if (by_storage.count(s)) o.from.input = by_storage[s];
+                else if (in != by_storage.end()) o.from.input = in->second;
                 else return false;  // neither written by the program nor an input
                 if (o.from.fresh >= 0) used[o.from.fresh] = true;
                 o.none = false;
-                o.dtype = t.scalar_type();
-                o.sizes = t.sizes().vec();
-                o.strides = t.strides().vec();
-                o.offset = t.storage_offset();
+                o.layout = Layout::of(t);
             }
             outputs_.push_back(std::move(o));
         }
@@ -190,7 +192,7 @@ class GraphReplay {
             if (!THPVariable_Check(h.ptr())) return py::none();
             in[j] = THPVariable_Unpack(h.ptr());
             if (in[j].device().type() != c10::DeviceType::PrivateUse1 || in[j].device().index() != device_ ||
-                !same_layout(in[j], want))
+                !want.layout.matches(in[j]) || in[j].storage().nbytes() != want.nbytes)
                 return py::none();
             tt_rt_storage* s = storage_for_read(in[j]);
             if (!s != !want.storage) return py::none();
@@ -207,11 +209,9 @@ class GraphReplay {
         std::vector<c10::Storage> fresh;
         {
             PendingResults pending;  // memory only when the program's cut finds them referenced
-            for (int k = 0; k < n_fresh_; k++) {
-                at::DataPtr dp = allocate_on((c10::DeviceIndex)device_, fresh_bytes_[k]);
-                fresh.emplace_back(c10::Storage::use_byte_size_t(), fresh_bytes_[k], std::move(dp),
+            for (size_t nbytes : fresh_bytes_)
+                fresh.emplace_back(c10::Storage::use_byte_size_t(), nbytes, allocate_on((c10::DeviceIndex)device_, nbytes),
                                    tpu_allocator_for((c10::DeviceIndex)device_), false);
-            }
         }
         auto storage = [&](const Source& src, bool write) -> tt_rt_storage* {
             if (src.fresh >= 0) return storage_of(fresh[src.fresh]);
@@ -238,8 +238,8 @@ class GraphReplay {
         py::list out;
         for (const Output& o : outputs_) {
             if (o.none) out.append(py::none());
-            else if (o.from.fresh >= 0) out.append(view_of(fresh[o.from.fresh], o));
-            else out.append(view_of(in[o.from.input].storage(), o));
+            else if (o.from.fresh >= 0) out.append(view_of(fresh[o.from.fresh], o.layout));
+            else out.append(view_of(in[o.from.input].storage(), o.layout));
         }
         replays_++;
         if (tuple_) return py::tuple(out);
@@ -255,8 +255,7 @@ class GraphReplay {
     tt_precision precision_;
     std::vector<Input> inputs_;
     std::vector<Source> arg_src_, result_src_;
-    std::vector<size_t> fresh_bytes_;
-    int n_fresh_ = 0;
+    std::vector<size_t> fresh_bytes_;  // the storages a call makes, by size
     std::vector<Output> outputs_;
     std::vector<int32_t> rng_args_;  // seed and counter arguments
     uint64_t rng_base_ = 0, rng_total_ = 0;

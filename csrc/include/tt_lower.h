@@ -67,10 +67,13 @@ typedef struct tt_lower_scalar {
     tt_dtype dtype;
     int64_t i;
     double f;
-    int rng;            /* 0; 1 the seed, 2 the first counter of a tt_lower_rng draw (tt_rt_rng_role) */
+    int rng;            /* TT_LOWER_RNG_*: 0, or the seed / first counter of a tt_lower_rng draw */
     uint64_t rng_count; /* that draw's counters */
 } tt_lower_scalar;
 
+/* tt_lower_scalar.rng (the values of the runtime's tt_rt_rng_role, which the shim passes on) */
+#define TT_LOWER_RNG_SEED 1
+#define TT_LOWER_RNG_OFFSET 2
 #define TT_LOWER_MAX_SCALARS 64
 
 typedef struct tt_lower_ctx {

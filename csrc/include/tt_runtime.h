@@ -218,7 +218,8 @@ int32_t tt_rt_graph_run_results(const tt_rt_graph_run *r, const tt_rt_tensor **r
 tt_status tt_rt_graph_replay(int device, const tt_rt_graph_run *r, const char *name, const tt_rt_arg *args,
                              const tt_rt_tensor *results);
 /* Drops r's references to the storages it captured, but for the args with keep[i] set (constants the graph reads:
- * a replay passes its own storages for the rest). Until then r keeps the capturing call's tensors alive. */
+ * a replay passes its own storages for the rest; keep NULL: drop all). Until then r keeps the capturing call's
+ * tensors alive. */
 void tt_rt_graph_run_drop_storages(tt_rt_graph_run *r, const bool *keep);
 void tt_rt_graph_run_free(tt_rt_graph_run *r); /* accepts NULL */
 /* Where the user's code is: the shim installs a function that names the Python file:line running now (each op

@@ -347,8 +347,8 @@ void tt_lower_rng(tt_lower_ctx *ctx, uint64_t count, tt_ir_value *seed, tt_ir_va
     *seed = tt_lower_scalar_param(ctx, TT_I64, (int64_t)s, 0.0);
     *offset = tt_lower_scalar_param(ctx, TT_I64, (int64_t)o, 0.0);
     if (ctx->n_scalars == k + 2) { /* tagged for a replay to draw anew */
-        ctx->scalars[k].rng = 1;
-        ctx->scalars[k + 1].rng = 2;
+        ctx->scalars[k].rng = TT_LOWER_RNG_SEED;
+        ctx->scalars[k + 1].rng = TT_LOWER_RNG_OFFSET;
         ctx->scalars[k + 1].rng_count = count;
     }
 }

@@ -60,10 +60,11 @@ tt_rt_graph_run *tt_rt_graph_run_new(tt_ir_program *p, const tt_rt_arg *args, in
                                      const tt_rt_tensor *results, int32_t n_results, const tt_rt_origins *origins) {
     tt_rt_graph_run *r = calloc(1, sizeof *r);
     if (!r) return NULL;
+    bool has_origins = origins && origins->n > 0 && origins->len > 0;
     r->args = malloc(sizeof *r->args * (size_t)(n_args > 0 ? n_args : 1));
     r->results = malloc(sizeof *r->results * (size_t)(n_results > 0 ? n_results : 1));
-    char *text = origins && origins->n > 0 && origins->len > 0 ? malloc(origins->len) : NULL;
-    if (!r->args || !r->results || (origins && origins->n > 0 && origins->len > 0 && !text)) {
+    char *text = has_origins ? malloc(origins->len) : NULL;
+    if (!r->args || !r->results || (has_origins && !text)) {
         free(r->args);
         free(r->results);
         free(text);
@@ -81,16 +82,15 @@ tt_rt_graph_run *tt_rt_graph_run_new(tt_ir_program *p, const tt_rt_arg *args, in
     r->n_args = n_args;
     r->n_results = n_results;
     for (int32_t i = 0; i < n_args; i++)
-        if (args[i].kind == TT_RT_ARG_TENSOR && args[i].tensor.storage) tt_rt_storage_retain(args[i].tensor.storage);
-    for (int32_t j = 0; j < n_results; j++)
-        if (results[j].storage) tt_rt_storage_retain(results[j].storage);
+        if (args[i].kind == TT_RT_ARG_TENSOR) tt_rt_storage_retain(args[i].tensor.storage);
+    for (int32_t j = 0; j < n_results; j++) tt_rt_storage_retain(results[j].storage);
     return r;
 }
 
 void tt_rt_graph_run_drop_storages(tt_rt_graph_run *r, const bool *keep) {
     for (int32_t i = 0; i < r->n_args; i++)
-        if (r->args[i].kind == TT_RT_ARG_TENSOR && r->args[i].tensor.storage && !keep[i]) {
-            tt_rt_storage_release(r->args[i].tensor.storage);
+        if (r->args[i].kind == TT_RT_ARG_TENSOR && !(keep && keep[i])) {
+            tt_rt_storage_release(r->args[i].tensor.storage); /* accepts NULL */
             r->args[i].tensor.storage = NULL;
         }
     for (int32_t j = 0; j < r->n_results; j++) {
@@ -101,11 +101,7 @@ void tt_rt_graph_run_drop_storages(tt_rt_graph_run *r, const bool *keep) {
 
 void tt_rt_graph_run_free(tt_rt_graph_run *r) {
     if (!r) return;
-    for (int32_t i = 0; i < r->n_args; i++)
-        if (r->args[i].kind == TT_RT_ARG_TENSOR && r->args[i].tensor.storage)
-            tt_rt_storage_release(r->args[i].tensor.storage);
-    for (int32_t j = 0; j < r->n_results; j++)
-        if (r->results[j].storage) tt_rt_storage_release(r->results[j].storage);
+    tt_rt_graph_run_drop_storages(r, NULL);
     tt_ir_program_destroy(r->program);
     free((void *)r->origins.text);
     free(r->args);
