@@ -1,13 +1,14 @@
 """torch.compile on tpu fed 30 sequence lengths: how many graphs Dynamo compiles, how many programs the runtime
-compiles, and the time, for a small GPT's forward (no grad) under each way of compiling shapes.
+compiles for them, and the time, for a small GPT's forward (no grad) under each way of compiling shapes.
 
     python3 bench/compile_shapes.py [--lengths 30]
 
 Rows: `dynamic=False` (a graph per length; Dynamo's recompile limit raised so that it never falls back to eager),
 the default (Dynamo makes the length symbolic at its second value: one more graph), `dynamic=True` (symbolic from
-the start). The runtime compiles one program per graph and concrete shape either way: the host driver's programs
-are specialized to their shapes (bounded buckets, which would cap that count, are not built yet). Run on a quiet
-machine; the load average is printed.
+the start), and `mark_dynamic(max=)`: the length bounded, padded to power-of-two buckets (one program per bucket
+instead of one per length; torchtpu/_buckets.py). "graph programs" counts the programs compiled for the graphs;
+"all programs" adds everything else the loop compiled (reading each result back, whose shape is the length's).
+Each row starts with an empty cache. Run on a quiet machine; the load average is printed.
 """
 import argparse
 import os
@@ -22,18 +23,21 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 
 
-def run(model, lengths, dynamic):
+def run(model, lengths, dynamic, bound):
     torch._dynamo.reset()
     torch.tpu._clear_cache()  # each row starts cold: its programs are compiled, not found from the row before
     compiled = torch.compile(model, dynamic=dynamic)
-    g0, c0 = torchtpu._compile.compile_stats()["graphs"], torchtpu.metrics()["compiles"]
+    stats = torchtpu._compile.compile_stats
+    g0, p0, c0 = stats()["graphs"], stats()["programs"], torchtpu.metrics()["compiles"]
     t0 = time.perf_counter()
     with torch.no_grad():
         for n in lengths:
             idx = torch.randint(0, 512, (4, n)).to("tpu")
+            if bound:
+                torch._dynamo.mark_dynamic(idx, 1, min=1, max=bound)
             compiled(idx)[0].cpu()
     seconds = time.perf_counter() - t0
-    return (torchtpu._compile.compile_stats()["graphs"] - g0, torchtpu.metrics()["compiles"] - c0, seconds)
+    return (stats()["graphs"] - g0, stats()["programs"] - p0, torchtpu.metrics()["compiles"] - c0, seconds)
 
 
 def main(argv=None):
@@ -44,14 +48,17 @@ def main(argv=None):
 
     torch._dynamo.config.recompile_limit = 10 * args.lengths
     torch.manual_seed(0)
-    model = TinyGPT(GPTConfig(vocab_size=512, block_size=128, n_layer=2, n_head=4, n_embd=128)).to("tpu").eval()
+    cfg = GPTConfig(vocab_size=512, block_size=128, n_layer=2, n_head=4, n_embd=128)
+    model = TinyGPT(cfg).to("tpu").eval()
     lengths = [8 + 3 * i for i in range(args.lengths)]
+    bound = cfg.block_size - 1  # the model slices its causal mask to the length: Dynamo specializes the full size
     print(f"torch {torch.__version__}, {torch.tpu.get_device_name()}, load average {os.getloadavg()[0]:.2f}")
     print(f"small GPT forward (2L d128, batch 4), {len(lengths)} lengths {lengths[0]}..{lengths[-1]}, one call each\n")
-    print(f"{'compile':<16} {'Dynamo graphs':>13} {'programs compiled':>17} {'seconds':>8}")
-    for name, dynamic in (("dynamic=False", False), ("default", None), ("dynamic=True", True)):
-        graphs, programs, seconds = run(model, lengths, dynamic)
-        print(f"{name:<16} {graphs:>13} {programs:>17} {seconds:8.2f}")
+    print(f"{'compile':<26} {'Dynamo graphs':>13} {'graph programs':>14} {'all programs':>12} {'seconds':>8}")
+    for name, dynamic, b in (("dynamic=False", False, None), ("default", None, None), ("dynamic=True", True, None),
+                             (f"mark_dynamic(max={bound})", None, bound)):
+        graphs, programs, compiles, seconds = run(model, lengths, dynamic, b)
+        print(f"{name:<26} {graphs:>13} {programs:>14} {compiles:>12} {seconds:8.2f}")
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -13,7 +13,8 @@ inputs (optimizer steps, BatchNorm running stats) are written by the program; gr
 force. The program's precision is the one in force when the graph runs (`torch.tpu.precision` around the call).
 
 Recompiles: Dynamo's, when its guards fail (new shapes, dtypes, ...), and the runtime's, when a graph's program
-changes (new shapes, dtype or precision). `TORCHTPU_LOG=compile` prints each, with what changed.
+changes (new shapes, dtype or precision). `TORCHTPU_LOG=compile` prints each, with what changed. A graph whose
+dynamic sizes have upper bounds runs padded to buckets: one program per bucket (_buckets.py).
 """
 import itertools
 import os
@@ -21,21 +22,21 @@ import sys
 
 import torch
 
-from . import _C
+from . import _C, _buckets
 
 # Google TorchTPU's backend options. Those with no effect here are accepted, so code written for it runs unchanged.
 OPTIONS = {
     "name": "names the graphs' programs (profiler, TORCHTPU_LOG, errors)",
     "async_compile": "accepted; compiles here are synchronous and fast (one program per graph)",
-    "num_dynamic_buckets": "accepted; bounded dynamism is not built yet (issue 7)",
-    "bucket_size": "accepted; bounded dynamism is not built yet (issue 7)",
+    "num_dynamic_buckets": "bounded dynamic sizes: n equal buckets up to the bound (default: powers of two)",
+    "bucket_size": "bounded dynamic sizes: buckets at multiples of this size (default: powers of two)",
     "serializable": "accepted; the on-disk cache is not built yet (issue 7)",
     "debug_callback": "called with (kind, graph module) for each ATen graph compiled",
 }
 
 _graph_ids = itertools.count()
 _seen_frames = {}  # Dynamo frame id -> the input signature of its last compile, for the recompile log
-_stats = {"graphs": 0, "recompiles": 0, "replays": 0}
+_stats = {"graphs": 0, "recompiles": 0, "replays": 0, "programs": 0, "padded_graphs": 0}
 
 
 def _log_on():
@@ -47,8 +48,10 @@ def _log(msg):
 
 
 def compile_stats():
-    """Graphs compiled by the tpu backend (forward and backward count apart), Dynamo recompiles among them, and
-    calls that launched a graph's program again without recording its ops (replays)."""
+    """Graphs compiled by the tpu backend (forward and backward count apart), Dynamo recompiles among them, calls
+    that launched a graph's program again without recording its ops (replays), programs the runtime compiled for
+    graphs (one per graph and shape or bucket; a program found in the cache is not counted), and graphs padded
+    to buckets (bounded dynamic sizes)."""
     return dict(_stats)
 
 
@@ -140,7 +143,8 @@ def _graph_runner(gm, device, name):
             if out is not None:
                 _stats["replays"] += 1
                 return out
-        prev = _C.graph_begin(device, name)
+        prev = _C.graph_begin(device, name)  # cuts the window before the graph: its compile is not the graph's
+        compiles = _C.metrics()["compiles"]
         try:
             out = gm(*args)
         except BaseException:
@@ -153,11 +157,12 @@ def _graph_runner(gm, device, name):
         if not enabled or not isinstance(out, (list, tuple)) or tries >= REPLAY_CAPTURES or \
                 (key not in captures and len(captures) >= REPLAY_KEYS):
             _C.graph_end(device, prev)
-            return out
-        captures[key] = tries + 1
-        replay = _C.graph_end_capture(device, prev, name, list(args), out)
-        if replay is not None:
-            replays[key] = replay
+        else:
+            captures[key] = tries + 1
+            replay = _C.graph_end_capture(device, prev, name, list(args), out)
+            if replay is not None:
+                replays[key] = replay
+        _stats["programs"] += _C.metrics()["compiles"] - compiles  # the graph's program (ops before it were cut)
         return out
 
     run._boxed_call = True
@@ -169,6 +174,7 @@ def _check_options(options):
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise ValueError(f"torch.compile(backend='tpu'): unknown option(s) {unknown}; valid: {sorted(OPTIONS)}")
+    _buckets.buckets_for(1, 2, options)  # a bad bucket option fails here, not at the first dynamic graph
     return options
 
 
@@ -192,6 +198,7 @@ def tpu_backend(gm, example_inputs, mode=None, options=None):
         _log(f"Dynamo graph {cid} of {where}: {len(gm.graph.nodes)} nodes"
              + (f"; recompiled because {why}" if why else ""))
     callback = options.get("debug_callback")
+    link = {}  # between this graph's forward and backward: how the tensors the forward saves are padded
 
     def compiler(kind):
         def compile_graph(agm, inputs):
@@ -206,7 +213,18 @@ def tpu_backend(gm, example_inputs, mode=None, options=None):
             if device is None:  # nothing on tpu (a graph of CPU work inside a tpu model): plain eager
                 from functorch.compile import make_boxed_func
                 return make_boxed_func(agm)
-            return _graph_runner(agm, device, name)
+            padded, why = _buckets.plan(agm, kind, options, device, link)
+            if padded is not None:
+                _stats["padded_graphs"] += 1
+                if _log_on():
+                    _log(f"{name}: padded to buckets " + ", ".join(f"{s} in {e}" for s, e in padded.edges.items()))
+                return padded.wrap(_graph_runner(agm, device, name))
+            if why is not None and _log_on():
+                _log(f"{name}: one program per size (not padded to buckets: {why})")
+            run = _graph_runner(agm, device, name)
+            if kind == "backward" and link.get("padded_saved"):
+                run = _buckets.unpadder(agm, options, device, link).wrap_unpadded(run)
+            return run
         return compile_graph
 
     return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),

@@ -11,8 +11,8 @@ def count_decomposition(op_name):
 def metrics():
     """A dict: ops (launches by eager mode), compiles, cache_hits, cache_size, compile_seconds, fallbacks (count by
     op), decompositions (count by op), bytes_to_device, bytes_to_host, peak_bytes, syncs; torch_compile: the tpu
-    backend's graphs, Dynamo recompiles among them, and replays (calls that launched a graph's program again
-    without recording its ops)."""
+    backend's graphs, Dynamo recompiles among them, replays (calls that launched a graph's program again without
+    recording its ops), programs (compiled for graphs) and padded_graphs (bounded dynamic sizes)."""
     from ._compile import compile_stats
 
     m = _C.metrics()

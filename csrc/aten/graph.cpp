@@ -286,6 +286,28 @@ void register_graph(py::module& m) {
         if (!r->map(inputs, outputs)) return py::none();
         return py::cast(std::move(r));
     });
+    // Rows of row_elems elements from one contiguous tensor to another, rows dst_row_elems / src_row_elems apart
+    // (torchtpu/_buckets.py pads a graph's inputs to a bucket and cuts its results back). Queued, and no program:
+    // the same call for every size.
+    m.def("copy_rows", [](const at::Tensor& dst, const at::Tensor& src, int64_t rows, int64_t row_elems,
+                          int64_t dst_row_elems, int64_t src_row_elems) {
+        ensure_init();
+        TORCH_CHECK(dst.device().type() == c10::DeviceType::PrivateUse1 && src.device() == dst.device() &&
+                        src.scalar_type() == dst.scalar_type() && src.is_contiguous() && dst.is_contiguous(),
+                    "copy_rows: two contiguous tpu tensors of one dtype on one device");
+        TORCH_CHECK(rows >= 0 && row_elems >= 0 && dst_row_elems >= row_elems && src_row_elems >= row_elems &&
+                        (rows == 0 || ((rows - 1) * src_row_elems + row_elems <= src.numel() &&
+                                       (rows - 1) * dst_row_elems + row_elems <= dst.numel())),
+                    "copy_rows: rows do not fit the tensors");
+        if (rows == 0 || row_elems == 0) return;
+        const size_t es = (size_t)src.element_size();
+        tt_rt_storage* d = storage_of(dst);
+        tt_rt_storage* s = storage_for_read(src);
+        py::gil_scoped_release nogil;
+        TT_CHECK(tt_rt_copy_rows(d, (size_t)dst.storage_offset() * es, (size_t)dst_row_elems * es, s,
+                                 (size_t)src.storage_offset() * es, (size_t)src_row_elems * es,
+                                 (size_t)row_elems * es, (size_t)rows));
+    });
 }
 
 }  // namespace torchtpu

@@ -97,6 +97,11 @@ tt_status tt_rt_read(tt_rt_storage *src, size_t offset, void *dst, size_t nbytes
 tt_status tt_rt_write(tt_rt_storage *dst, size_t offset, const void *src, size_t nbytes);
 /* Device -> device bytes (any two devices); ordered after queued work on both. */
 tt_status tt_rt_copy(tt_rt_storage *dst, size_t dst_offset, tt_rt_storage *src, size_t src_offset, size_t nbytes);
+/* Rows of bytes within one device: row r (r < rows) of row_bytes from src_offset + r * src_stride to dst_offset +
+ * r * dst_stride. Queued behind earlier work like a launch (no program: the same call for any sizes, so padding a
+ * tensor to a bucket compiles nothing); DEBUG runs it now. Windows holding either storage are cut first. */
+tt_status tt_rt_copy_rows(tt_rt_storage *dst, size_t dst_offset, size_t dst_stride, tt_rt_storage *src,
+                          size_t src_offset, size_t src_stride, size_t row_bytes, size_t rows);
 
 /* ---- events and stream positions ----
  * Each device has one in-order stream. Its position is a sequence number: the items (launches, writes, event

@@ -429,3 +429,69 @@ tt_status tt_rt_copy(tt_rt_storage *dst, size_t dst_offset, tt_rt_storage *src, 
     tt_driver *drv = tt_rt_g.driver;
     return drv->iface.copy(drv->ctx, dst->buffer, dst_offset, src->buffer, src_offset, nbytes);
 }
+
+tt_status tt_rt_copy_rows_now(tt_rt_storage *dst, size_t dst_offset, size_t dst_stride, tt_rt_storage *src,
+                              size_t src_offset, size_t src_stride, size_t row_bytes, size_t rows) {
+    tt_driver *drv = tt_rt_g.driver;
+    tt_status st = TT_OK;
+    for (size_t r = 0; r < rows && st == TT_OK; r++)
+        st = drv->iface.copy(drv->ctx, dst->buffer, dst_offset + r * dst_stride, src->buffer,
+                             src_offset + r * src_stride, row_bytes);
+    return st;
+}
+
+/* The last byte row `rows - 1` touches lies inside the storage (no overflow on the way). */
+static tt_status check_rows(const tt_rt_storage *s, size_t offset, size_t stride, size_t row_bytes, size_t rows,
+                            const char *what) {
+    if (rows == 0 || row_bytes == 0) return check_range(s, offset, 0, what);
+    if (stride && rows - 1 > (SIZE_MAX - offset) / stride)
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "%s: %zu rows of stride %zu overflow", what, rows, stride);
+    return check_range(s, offset + (rows - 1) * stride, row_bytes, what);
+}
+
+tt_status tt_rt_copy_rows(tt_rt_storage *dst, size_t dst_offset, size_t dst_stride, tt_rt_storage *src,
+                          size_t src_offset, size_t src_stride, size_t row_bytes, size_t rows) {
+    tt_status st = tt_rt_ensure();
+    if (st != TT_OK) return st;
+    if ((st = check_rows(dst, dst_offset, dst_stride, row_bytes, rows, "copy rows (destination)")) != TT_OK ||
+        (st = check_rows(src, src_offset, src_stride, row_bytes, rows, "copy rows (source)")) != TT_OK)
+        return st;
+    if (dst->device != src->device)
+        return tt_error(TT_STATUS_INVALID_ARGUMENT, "copy rows: tpu:%d -> tpu:%d (one device only)", src->device,
+                        dst->device);
+    int device = dst->device;
+    if ((atomic_load_explicit(&src->wslot, memory_order_relaxed) >= 0 ||
+         atomic_load_explicit(&dst->wslot, memory_order_relaxed) >= 0) &&
+        (st = tt_rt_window_cut(device, TT_RT_CUT_COPY)) != TT_OK)
+        return st;
+    if ((st = tt_rt_storage_materialize(src)) != TT_OK || (st = tt_rt_storage_materialize(dst)) != TT_OK) return st;
+    if (rows == 0 || row_bytes == 0) return TT_OK;
+    tt_rt_stream *s = &tt_rt_g.streams[device];
+    if (tt_rt_mode_now() == TT_EAGER_DEBUG) {
+        tt_rt_stream_wait_idle(s);
+        if ((st = queued_failure(s, "copy rows")) != TT_OK) return st;
+        return tt_rt_copy_rows_now(dst, dst_offset, dst_stride, src, src_offset, src_stride, row_bytes, rows);
+    }
+    uint64_t ticket;
+    tt_rt_work *w = NULL;
+    if ((st = tt_rt_stream_reserve(s, &w, &ticket)) != TT_OK) return prefixed(st, "copy rows");
+    w->entry = NULL;
+    w->heap = NULL;
+    w->kind = TT_RT_WORK_COPY_ROWS;
+    w->device = device;
+    w->storages = w->inline_storages;
+    tt_rt_storage_retain(src);
+    tt_rt_storage_retain(dst);
+    w->storages[0] = src;
+    w->storages[1] = dst;
+    w->n_storages = 2;
+    w->op_name = "copy rows";
+    w->offset = dst_offset;
+    w->dst_stride = dst_stride;
+    w->src_offset = src_offset;
+    w->src_stride = src_stride;
+    w->nbytes = row_bytes;
+    w->rows = rows;
+    tt_rt_stream_publish(s, w, ticket, (int64_t)(rows * row_bytes / 4));
+    return TT_OK;
+}

@@ -65,7 +65,9 @@ void tt_rt_cache_entry_note_cost(tt_rt_cache_entry *e, int64_t ns);
 void tt_rt_cache_fini(void); /* drops every entry and the table (shutdown) */
 
 /* ---- streams (stream.c) ---- */
-typedef enum tt_rt_work_kind { TT_RT_WORK_NOP = 0, TT_RT_WORK_LAUNCH, TT_RT_WORK_WRITE, TT_RT_WORK_EVENT } tt_rt_work_kind;
+typedef enum tt_rt_work_kind {
+    TT_RT_WORK_NOP = 0, TT_RT_WORK_LAUNCH, TT_RT_WORK_WRITE, TT_RT_WORK_EVENT, TT_RT_WORK_COPY_ROWS
+} tt_rt_work_kind;
 
 #define TT_RT_WORK_INLINE 4   /* args + results a slot holds without a heap block (most ops have 2 or 3) */
 #define TT_RT_WORK_ORIGINS 256 /* origins bytes a slot holds without a heap block (one op and its line) */
@@ -86,7 +88,8 @@ typedef struct tt_rt_work {
     const char *op_name;       /* into inline_name or heap */
     const char *origins;       /* LAUNCH: what recorded the program (tt_rt_origins text, in heap), or NULL */
     int32_t n_origins;
-    size_t offset, nbytes;     /* WRITE: into storages[0] */
+    size_t offset, nbytes;     /* WRITE: into storages[0]; COPY_ROWS: into storages[1], bytes per row */
+    size_t src_offset, src_stride, dst_stride, rows; /* COPY_ROWS: from storages[0] */
     const void *data;          /* WRITE: into inline.bytes or heap */
     tt_rt_event *event;        /* EVENT: one reference; the worker marks it reached (even after a failure) */
     void *heap;                /* owned, may be NULL */
@@ -138,6 +141,9 @@ tt_status tt_rt_stream_reserve(tt_rt_stream *s, tt_rt_work **w, uint64_t *ticket
 void tt_rt_stream_publish(tt_rt_stream *s, tt_rt_work *w, uint64_t ticket, int64_t cost_ns);
 /* Waits until every item claimed before the call is done. */
 void tt_rt_stream_wait_idle(tt_rt_stream *s);
+/* The rows of tt_rt_copy_rows, now (both buffers exist, earlier work on them done). */
+tt_status tt_rt_copy_rows_now(tt_rt_storage *dst, size_t dst_offset, size_t dst_stride, tt_rt_storage *src,
+                              size_t src_offset, size_t src_stride, size_t row_bytes, size_t rows);
 /* Waits until the items below ticket target are done (deq >= target). */
 void tt_rt_stream_wait_until(tt_rt_stream *s, uint64_t target);
 /* Takes the recorded error (status + message) and clears it; TT_OK when none. */

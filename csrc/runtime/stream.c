@@ -121,6 +121,9 @@ tt_status tt_rt_work_run(const tt_rt_work *w, char *msg, size_t msg_size) {
                                 w->results, w->n_results);
     else if (w->kind == TT_RT_WORK_WRITE)
         st = drv->iface.write(drv->ctx, w->storages[0]->buffer, w->offset, w->data, w->nbytes);
+    else if (w->kind == TT_RT_WORK_COPY_ROWS)
+        st = tt_rt_copy_rows_now(w->storages[1], w->offset, w->dst_stride, w->storages[0], w->src_offset,
+                                 w->src_stride, w->nbytes, w->rows);
     else
         return TT_OK;
     if (t0)
@@ -219,8 +222,8 @@ static void run_item(tt_rt_stream *s, tt_rt_work *w, uint64_t ticket) {
         s->failure = NULL;
     }
     if (st != TT_OK && !s->failure) s->failure = tt_rt_poison_new(st, msg);
-    if (w->kind == TT_RT_WORK_LAUNCH || w->kind == TT_RT_WORK_WRITE) {
-        int32_t n_written = w->kind == TT_RT_WORK_WRITE ? 1 : w->n_results;
+    if (w->kind == TT_RT_WORK_LAUNCH || w->kind == TT_RT_WORK_WRITE || w->kind == TT_RT_WORK_COPY_ROWS) {
+        int32_t n_written = w->kind == TT_RT_WORK_LAUNCH ? w->n_results : 1;
         for (int32_t i = w->n_storages - n_written; i < w->n_storages; i++) {
             if (skip || st != TT_OK) tt_rt_storage_poison(w->storages[i], s->failure);
             else tt_rt_storage_unpoison(w->storages[i]);
