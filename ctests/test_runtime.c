@@ -1064,6 +1064,42 @@ static void two_host_devices_and_a_copy_between_them(void) {
     clear_env();
 }
 
+/* Rows copied within a device: queued in order after a launch that writes the source (strict) and run at once
+ * (debug), no compile either way; rows that do not fit and two devices are errors. */
+static void rows_are_copied_in_order_without_a_program(void) {
+    clear_env();
+    setenv("TORCHTPU_HOST_DEVICES", "2", 1);
+    TT_CHECK_OK(tt_rt_init());
+    float a[6] = {1, 2, 3, 4, 5, 6}, o[12] = {0};
+    tt_rt_storage *x = new_vec(0, a, 6), *y = new_vec(0, NULL, 6), *z = new_vec(0, NULL, 12), *w = new_vec(1, a, 6);
+    tt_ir_program *p = add_program(6);
+    for (int mode = 0; mode < 2; mode++) {
+        TT_CHECK_OK(tt_rt_set_eager_mode(mode ? TT_EAGER_DEBUG : TT_EAGER_STRICT));
+        TT_CHECK_OK(tt_rt_write(z, 0, o, sizeof o));
+        TT_CHECK_OK(launch_add(0, p, x, x, y, 6, "aten::add.Tensor")); /* y = 2x, queued in strict mode */
+        tt_rt_metrics m0, m1;
+        tt_rt_metrics_get(&m0);
+        /* y as 2 rows of 3 -> z as 2 rows 6 apart */
+        TT_CHECK_OK(tt_rt_copy_rows(z, 4, 24, y, 0, 12, 12, 2));
+        tt_rt_metrics_get(&m1);
+        TT_CHECK(m1.compiles == m0.compiles);
+        float r[12];
+        TT_CHECK_OK(tt_rt_read(z, 0, r, sizeof r));
+        const float want[12] = {0, 2, 4, 6, 0, 0, 0, 8, 10, 12, 0, 0};
+        TT_CHECK(memcmp(r, want, sizeof r) == 0);
+    }
+    TT_CHECK(tt_rt_copy_rows(z, 0, 24, y, 0, 12, 12, 3) == TT_STATUS_INVALID_ARGUMENT); /* source row 3 */
+    TT_CHECK(tt_rt_copy_rows(z, 40, 4, y, 0, 4, 12, 1) == TT_STATUS_INVALID_ARGUMENT);  /* past z's end */
+    TT_CHECK(tt_rt_copy_rows(z, 0, SIZE_MAX / 2, y, 0, 4, 4, 3) == TT_STATUS_INVALID_ARGUMENT); /* overflow */
+    TT_CHECK(tt_rt_copy_rows(z, 0, 12, w, 0, 12, 12, 1) == TT_STATUS_INVALID_ARGUMENT);  /* two devices */
+    TT_CHECK_OK(tt_rt_copy_rows(z, 0, 12, y, 0, 12, 12, 0));                             /* nothing to copy */
+    TT_CHECK_OK(tt_rt_synchronize(-1));
+    tt_ir_program_destroy(p);
+    tt_rt_storage_release(x), tt_rt_storage_release(y), tt_rt_storage_release(z), tt_rt_storage_release(w);
+    tt_rt_shutdown();
+    clear_env();
+}
+
 /* The address table: every live storage is found by its address (enough of them to grow the table, on two
  * devices), a released one is not, a cached buffer taken again is found as its new storage, and a pending
  * storage by its record's address. */
@@ -1529,6 +1565,7 @@ int main(void) {
         {"google's mode variables choose the start mode", googles_mode_variables_choose_the_start_mode},
         {"host add runs in debug and strict", host_add_runs_in_debug_and_strict},
         {"two host devices and a copy between them", two_host_devices_and_a_copy_between_them},
+        {"rows are copied in order without a program", rows_are_copied_in_order_without_a_program},
         {"host memory limit gives out of memory with figures", host_memory_limit_gives_out_of_memory_with_figures},
         {"an event completes only once the stream has run past it",
          an_event_completes_only_once_the_stream_has_run_past_it},
