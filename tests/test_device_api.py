@@ -257,3 +257,23 @@ def test_a_bad_cache_size_is_an_error_naming_the_variable(python):
     assert r.returncode != 0 and "TORCHTPU_CACHE_ENTRIES" in r.stderr
     with pytest.raises(ValueError):
         torch.tpu._set_cache_capacity(-1)
+
+
+def test_the_persistent_cache_is_configured_from_the_environment(python, tmp_path):
+    """The directory (ours, or Google's variable as an alias), reported in the cache stats; the host driver does
+    not serialize its executables, so nothing is read or written there (the C tests drive the cache itself with a
+    driver that does: ctests/test_diskcache.c); a bad bound is an error naming the variable."""
+    code = """
+import torch, torchtpu
+(torch.ones(3, device="tpu") * 2).cpu()
+s = torch.tpu._get_cache_stats()
+print(s.disk_dir, s.disk_active, s.num_disk_hits + s.num_disk_misses + s.num_disk_writes + s.num_disk_errors)
+"""
+    for var in ("TORCHTPU_CACHE_DIR", "TORCH_TPU_TIER3_COMPILATION_CACHE_ROOT"):
+        r = python(code, env={var: str(tmp_path / "c")})
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == [str(tmp_path / "c"), "False", "0"]
+    r = python(code, env={"TORCHTPU_CACHE_DIR": "off"})
+    assert r.returncode == 0 and r.stdout.split() == ["False", "0"], r.stdout
+    r = python(code, env={"TORCHTPU_CACHE_DISK_BYTES": "lots"})
+    assert r.returncode != 0 and "TORCHTPU_CACHE_DISK_BYTES" in r.stderr

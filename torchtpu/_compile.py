@@ -30,7 +30,7 @@ OPTIONS = {
     "async_compile": "accepted; compiles here are synchronous and fast (one program per graph)",
     "num_dynamic_buckets": "bounded dynamic sizes: n equal buckets up to the bound (default: powers of two)",
     "bucket_size": "bounded dynamic sizes: buckets at multiples of this size (default: powers of two)",
-    "serializable": "accepted; the on-disk cache is not built yet (issue 7)",
+    "serializable": "accepted; programs persist on disk whenever the driver serializes them (not the host driver)",
     "debug_callback": "called with (kind, graph module) for each ATen graph compiled",
 }
 

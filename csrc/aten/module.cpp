@@ -216,9 +216,26 @@ PYBIND11_MODULE(_C, m) {
             entries.append(e);
         }
         r["per_entry"] = entries;
+        tt_rt_disk_stats ds{};
+        tt_rt_disk_stats_get(&ds);
+        py::dict disk;
+        disk["hits"] = ds.hits;
+        disk["misses"] = ds.misses;
+        disk["writes"] = ds.writes;
+        disk["corrupt"] = ds.corrupt;
+        disk["evictions"] = ds.evictions;
+        disk["errors"] = ds.errors;
+        disk["max_bytes"] = ds.max_bytes;
+        disk["dir"] = std::string(ds.dir ? ds.dir : "");
+        disk["active"] = ds.active;
+        r["disk"] = disk;
         return r;
     });
-    m.def("cache_reset_stats", [] { ensure_init(); tt_rt_cache_reset_stats(); });
+    m.def("cache_reset_stats", [] {
+        ensure_init();
+        tt_rt_cache_reset_stats();
+        tt_rt_disk_reset_stats();
+    });
     m.def("cache_set_capacity", [](int64_t n) { ensure_init(); check(tt_rt_cache_set_capacity(n)); });
     m.def("cache_set_only", [](bool on) { tt_rt_cache_set_only(on); });
     m.def("cache_get_only", [] { return tt_rt_cache_get_only(); });

@@ -81,6 +81,14 @@ typedef struct tt_driver_i {
     /* Optional (may be NULL; check struct_size): TT_DRIVER_CAP_* bits. Without a bit the runtime gives the driver
      * only whole, dense buffers (offset 0, row-major strides), every view and aliasing write an IR op. */
     uint64_t (*capabilities)(void *ctx);
+    /* Optional (may be NULL; check struct_size), both or neither: the persistent cache keeps executables on disk
+     * across processes. serialize returns malloc'd bytes; deserialize rebuilds an executable of program from them
+     * (an error means the bytes are unusable: the runtime compiles instead). identity names what the bytes
+     * depend on beyond the program (plugin and version, target); NULL = name and version. */
+    tt_status (*executable_serialize)(void *ctx, const tt_executable *exe, void **bytes, size_t *n);
+    tt_status (*executable_deserialize)(void *ctx, tt_ir_program *program, const void *bytes, size_t n,
+                                        tt_executable **out);
+    const char *(*identity)(void *ctx);
 } tt_driver_i;
 
 /* The driver reads and writes strided views of buffers in place (offsets, strides, results aliasing arguments):

@@ -298,6 +298,21 @@ void tt_rt_cache_set_allow(bool allow);
 bool tt_rt_cache_get_allow(void);
 /* On a miss, print the program as StableHLO to stderr before compiling. */
 void tt_rt_cache_set_dump_on_miss(bool on);
+/* The persistent cache (diskcache.c): executables of drivers that serialize them, kept on disk across processes
+ * under TORCHTPU_CACHE_DIR (alias TORCH_TPU_TIER3_COMPILATION_CACHE_ROOT; "off" turns it off), bounded by
+ * TORCHTPU_CACHE_DISK_BYTES. An in-memory miss looks there before compiling, and a compile writes there. */
+typedef struct tt_rt_disk_stats {
+    int64_t hits, misses, writes;
+    int64_t corrupt;   /* entries found truncated or damaged: removed and rebuilt */
+    int64_t evictions; /* entries removed to stay under the bound */
+    int64_t errors;    /* disk trouble (unwritable directory, ...): counted, the program compiled as usual */
+    unsigned long long max_bytes;
+    const char *dir;   /* "" when off */
+    bool active;       /* on, and the driver serializes executables (the host driver does not: its compile is a
+                        * plan of well under a millisecond, nothing worth reading back from disk) */
+} tt_rt_disk_stats;
+void tt_rt_disk_stats_get(tt_rt_disk_stats *out);
+void tt_rt_disk_reset_stats(void);
 /* For the runtime's start-up: reads TORCHTPU_CACHE_ENTRIES. */
 tt_status tt_rt_cache_configure(void);
 

@@ -191,6 +191,62 @@ static size_t entry_scratch(const tt_rt_cache_entry *e) {
     return i->executable_scratch_bytes(e->driver->ctx, e->exe);
 }
 
+/* The persistent cache's key: what an executable's bytes depend on, the program's StableHLO text (its
+ * precision included) last. NULL when the program cannot be printed (no disk then). */
+static char *disk_key(const tt_driver *drv, tt_ir_program *program, size_t *klen) {
+    char *text = NULL;
+    if (tt_ir_print_stablehlo(program, &text) != TT_OK || !text) {
+        free(text);
+        return NULL;
+    }
+    const tt_driver_i *i = &drv->iface;
+    const char *ident = TT_RT_HAS_MEMBER(i, identity) ? i->identity(drv->ctx) : NULL;
+    char head[512];
+    int hn = snprintf(head, sizeof head, "torchtpu persistent cache 1\ntorchtpu %d.%d\ndriver %s %d %s\n",
+                      TT_VERSION_MAJOR, TT_VERSION_MINOR, i->name, (int)i->version, ident ? ident : "");
+    size_t tn = strlen(text);
+    char *key = (hn > 0 && (size_t)hn < sizeof head) ? malloc((size_t)hn + tn + 1) : NULL;
+    if (key) {
+        memcpy(key, head, (size_t)hn);
+        memcpy(key + hn, text, tn + 1);
+        *klen = (size_t)hn + tn;
+    }
+    free(text);
+    return key;
+}
+
+/* The driver's compile, through the persistent cache when the driver serializes executables and the cache is on:
+ * an entry on disk is deserialized instead of compiled; a compiled executable is written there. */
+static tt_status compile_program(tt_driver *drv, tt_ir_program *program, tt_executable **exe) {
+    const tt_driver_i *i = &drv->iface;
+    if (!tt_rt_disk_on() || !TT_RT_HAS_MEMBER(i, executable_serialize) || !TT_RT_HAS_MEMBER(i, executable_deserialize))
+        return i->compile(drv->ctx, program, exe);
+    size_t klen = 0;
+    char *key = disk_key(drv, program, &klen);
+    if (!key) return i->compile(drv->ctx, program, exe);
+    void *bytes = NULL;
+    size_t n = 0;
+    tt_rt_disk_get(key, klen, &bytes, &n);
+    if (bytes) {
+        tt_status st = i->executable_deserialize(drv->ctx, program, bytes, n, exe);
+        free(bytes);
+        if (st == TT_OK) {
+            free(key);
+            return TT_OK;
+        }
+        tt_clear_error();
+    }
+    tt_status st = i->compile(drv->ctx, program, exe);
+    if (st == TT_OK && i->executable_serialize(drv->ctx, *exe, &bytes, &n) == TT_OK && bytes) {
+        tt_rt_disk_put(key, klen, bytes, n);
+        free(bytes);
+    } else if (st == TT_OK) {
+        tt_clear_error();
+    }
+    free(key);
+    return st;
+}
+
 tt_status tt_rt_cache_acquire(tt_ir_program *program, const char *op_name, tt_rt_cache_entry **out) {
     tt_driver *drv = tt_rt_g.driver;
     const char *dname = driver_name_of(drv);
@@ -233,7 +289,7 @@ tt_status tt_rt_cache_acquire(tt_ir_program *program, const char *op_name, tt_rt
     tt_rt_cache_entry *ne = calloc(1, sizeof *ne);
     if (!ne) return tt_error(TT_STATUS_OUT_OF_MEMORY, "out of host memory for a compile cache entry");
     int64_t t0 = now_ns();
-    tt_status st = drv->iface.compile(drv->ctx, program, &ne->exe);
+    tt_status st = compile_program(drv, program, &ne->exe);
     int64_t dt = now_ns() - t0;
     atomic_fetch_add(&tt_rt_g.compile_ns, dt);
     if (st != TT_OK) {
@@ -373,7 +429,8 @@ tt_status tt_rt_cache_configure(void) {
                             "TORCHTPU_CACHE_ENTRIES='%s' must be a number of compiled programs to keep (0 = none)", v);
         cap = (int64_t)n;
     }
-    return tt_rt_cache_set_capacity(cap);
+    tt_status st = tt_rt_disk_configure();
+    return st != TT_OK ? st : tt_rt_cache_set_capacity(cap);
 }
 
 void tt_rt_cache_fini(void) {

@@ -64,6 +64,17 @@ int64_t tt_rt_cache_entry_cost(const tt_rt_cache_entry *e);
 void tt_rt_cache_entry_note_cost(tt_rt_cache_entry *e, int64_t ns);
 void tt_rt_cache_fini(void); /* drops every entry and the table (shutdown) */
 
+/* Whether a driver implements an optional iface member (a driver built against an older tt_driver_i has a shorter
+ * struct). */
+#define TT_RT_HAS_MEMBER(i, m) ((i)->struct_size >= offsetof(tt_driver_i, m) + sizeof((i)->m) && (i)->m)
+
+/* ---- the persistent cache (diskcache.c) ---- */
+tt_status tt_rt_disk_configure(void); /* from the environment, at init */
+bool tt_rt_disk_on(void);
+/* A hit: *payload (malloc'd, the caller frees) and *n; a miss: *payload NULL. Never fails the caller. */
+void tt_rt_disk_get(const char *key, size_t klen, void **payload, size_t *n);
+void tt_rt_disk_put(const char *key, size_t klen, const void *payload, size_t n);
+
 /* ---- streams (stream.c) ---- */
 typedef enum tt_rt_work_kind {
     TT_RT_WORK_NOP = 0, TT_RT_WORK_LAUNCH, TT_RT_WORK_WRITE, TT_RT_WORK_EVENT, TT_RT_WORK_COPY_ROWS

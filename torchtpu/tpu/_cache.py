@@ -1,8 +1,12 @@
 """Compile-cache telemetry and switches, under Google TorchTPU's private names.
 
 The cache (csrc/runtime/cache.c) maps a program's structure to its compiled executable and is shared by every
-eager mode. It keeps at most TORCHTPU_CACHE_ENTRIES entries (default 4096; 0 = no caching), dropping the least
-recently used; a dropped executable is freed, with its scratch memory, once no queued launch needs it.
+eager mode and torch.compile. It keeps at most TORCHTPU_CACHE_ENTRIES entries (default 4096; 0 = no caching),
+dropping the least recently used; a dropped executable is freed, with its scratch memory, once no queued launch
+needs it. Behind it, for drivers that serialize executables, is the persistent cache (csrc/runtime/diskcache.c):
+TORCHTPU_CACHE_DIR (Google's TORCH_TPU_TIER3_COMPILATION_CACHE_ROOT as an alias; "off" turns it off; default
+~/.cache/torchtpu), bounded by TORCHTPU_CACHE_DISK_BYTES (default 2 GiB). The host driver does not serialize: its
+compile is a plan made in well under a millisecond, so `disk_active` is False there.
 """
 import dataclasses
 
@@ -31,6 +35,16 @@ class CacheStats:
     num_entries: int
     capacity: int
     scratch_bytes: int
+    # The persistent cache: lookups that found an entry on disk / did not, entries written, entries found damaged
+    # or truncated (removed and rebuilt), removed to stay under the bound, disk errors (counted, never fatal).
+    num_disk_hits: int = 0
+    num_disk_misses: int = 0
+    num_disk_writes: int = 0
+    num_disk_corrupt: int = 0
+    num_disk_evictions: int = 0
+    num_disk_errors: int = 0
+    disk_dir: str = ""
+    disk_active: bool = False
 
 
 def _get_cache_stats():
@@ -41,8 +55,10 @@ def _get_cache_stats():
                                               e["scratch_bytes"], e["first_op"])
         for e in s["per_entry"]
     }
+    d = s["disk"]
     return CacheStats(s["requests"], s["hits"], s["compilations"], 0, entries, s["evictions"], s["entries"],
-                      s["capacity"], s["scratch_bytes"])
+                      s["capacity"], s["scratch_bytes"], d["hits"], d["misses"], d["writes"], d["corrupt"],
+                      d["evictions"], d["errors"], d["dir"], d["active"])
 
 
 def _reset_cache_stats():
