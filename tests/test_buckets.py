@@ -184,3 +184,12 @@ def test_copy_rows_pads_without_a_program():
     back = torch.empty(3, 4, device="tpu")
     torchtpu._C.copy_rows(back, dst, 3, 4, 4, 6)
     assert torch.equal(back.cpu(), src.cpu())
+
+
+def test_buckets_can_be_turned_off(monkeypatch):
+    monkeypatch.setenv("TORCHTPU_BUCKETS", "0")
+    f = torch.compile(lambda x: x.sum(1), backend="tpu")
+    g0 = stats()["padded_graphs"]
+    x = torch.randn(2, 21)
+    torch.testing.assert_close(f(bounded(x, 1, 2, 64)).cpu(), x.sum(1))
+    assert stats()["padded_graphs"] == g0

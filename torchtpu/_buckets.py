@@ -25,6 +25,7 @@ gives outer = B (a size expression: B may be dynamic too; inner is a number).
 """
 import math
 import operator
+import os
 from typing import NamedTuple
 
 import sympy
@@ -783,10 +784,13 @@ def plan(gm, kind, options, device, link):
     """A Plan that runs gm at bucket sizes, or None with a reason (Unsupported) when gm stays per size.
 
     link is shared by a Dynamo graph's forward and backward: the forward records how the tensors it saves are
-    padded; the backward is padded only if the forward was."""
+    padded; the backward is padded only if the forward was. TORCHTPU_BUCKETS=0 turns padding off (one program
+    per size: on the host driver a compile takes milliseconds and the masks cost time on every call)."""
     bounds = bounded_symbols(gm)
     if not bounds:
         return None, None
+    if os.environ.get("TORCHTPU_BUCKETS", "1") == "0":
+        return None, "TORCHTPU_BUCKETS=0"
     saved_from = len(list(gm.graph.nodes)[-1].args[0])
     meta = getattr(torch._guards.TracingContext.try_get(), "fw_metadata", None)
     if kind == "forward":
