@@ -8,7 +8,9 @@ the default (Dynamo makes the length symbolic at its second value: one more grap
 the start), and `mark_dynamic(max=)`: the length bounded, padded to power-of-two buckets (one program per bucket
 instead of one per length; torchtpu/_buckets.py). "graph programs" counts the programs compiled for the graphs;
 "all programs" adds everything else the loop compiled (reading each result back, whose shape is the length's).
-Each row starts with an empty cache. Run on a quiet machine; the load average is printed.
+Each row starts with an empty cache. A second table times a 2-layer GPT training step once compiled, at a length
+that is a bucket's edge (64) and one inside a bucket (50, padded to 64), per-size graph vs padded graph: the masks
+the padding needs, and the padded work, are what buckets cost. Run on a quiet machine; the load average is printed.
 """
 import argparse
 import os
@@ -40,9 +42,47 @@ def run(model, lengths, dynamic, bound):
     return (stats()["graphs"] - g0, stats()["programs"] - p0, torchtpu.metrics()["compiles"] - c0, seconds)
 
 
+def steady(lengths_at, bound, steps):
+    """Milliseconds per GPT training step after warm-up, per-size graph vs padded graph, at each length."""
+    from tiny_gpt import GPTConfig, TinyGPT
+
+    rows = []
+    for n in lengths_at:
+        row = []
+        for padded in (False, True):
+            torch._dynamo.reset()
+            torch.manual_seed(0)
+            model = TinyGPT(GPTConfig(vocab_size=512, block_size=128, n_layer=2, n_head=4, n_embd=128,
+                                      dropout=0.0)).to("tpu")
+            f = torch.compile(model, dynamic=None if padded else False)
+            idx = torch.randint(0, 512, (8, n)).to("tpu")
+            if padded:
+                torch._dynamo.mark_dynamic(idx, 1, min=1, max=bound)
+
+            def step():
+                model.zero_grad(set_to_none=True)
+                _, loss = f(idx, idx)
+                loss.backward()
+                return loss
+
+            for _ in range(3):
+                step().item()
+            best = float("inf")
+            for _ in range(5):
+                t0 = time.perf_counter()
+                for _ in range(steps):
+                    loss = step()
+                loss.item()
+                best = min(best, (time.perf_counter() - t0) / steps * 1e3)
+            row.append(best)
+        rows.append((n, *row))
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lengths", type=int, default=30)
+    ap.add_argument("--steps", type=int, default=10, help="training steps per timing (steady-state table)")
     args = ap.parse_args(argv)
     from tiny_gpt import GPTConfig, TinyGPT
 
@@ -59,6 +99,11 @@ def main(argv=None):
                              (f"mark_dynamic(max={bound})", None, bound)):
         graphs, programs, compiles, seconds = run(model, lengths, dynamic, b)
         print(f"{name:<26} {graphs:>13} {programs:>14} {compiles:>12} {seconds:8.2f}")
+    print(f"\nwhat the padding costs once compiled: ms per training step (batch 8) after warm-up, best of 5 x "
+          f"{args.steps}; load average {os.getloadavg()[0]:.2f}")
+    print(f"{'length':>6} {'per-size graph':>15} {'padded graph':>13} {'ratio':>6}")
+    for n, plain, padded in steady([64, 50], bound, args.steps):
+        print(f"{n:>6} {plain:15.2f} {padded:13.2f} {padded / plain:6.2f}")
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     return 0
 
