@@ -193,3 +193,46 @@ def test_buckets_can_be_turned_off(monkeypatch):
     x = torch.randn(2, 21)
     torch.testing.assert_close(f(bounded(x, 1, 2, 64)).cpu(), x.sum(1))
     assert stats()["padded_graphs"] == g0
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_hf_causal_lm_training_matches_the_unpadded_graph(arch):
+    """Labels shifted and padded with ignore_index inside the loss (constant_pad_nd after the real part), rotary
+    embeddings (slice_backward), an attention mask with the user's own padding: loss, logits and every gradient
+    equal the per-size graph's."""
+    transformers = pytest.importorskip("transformers")
+    if arch == "gpt2":
+        cfg = transformers.GPT2Config(vocab_size=128, n_embd=32, n_layer=2, n_head=4, n_positions=64, resid_pdrop=0,
+                                      embd_pdrop=0, attn_pdrop=0)
+        cls = transformers.GPT2LMHeadModel
+    else:
+        cfg = transformers.LlamaConfig(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+        cls = transformers.LlamaForCausalLM
+    torch.manual_seed(0)
+    a = cls(cfg)
+    b = cls(cfg)
+    b.load_state_dict(a.state_dict())
+    a.to("tpu"), b.to("tpu")
+    fa = torch.compile(a, backend="tpu")
+    fb = torch.compile(b, backend="tpu", dynamic=False)
+    g0 = stats()["padded_graphs"]
+    for n in (9, 13):
+        ids = torch.randint(0, 128, (2, n))
+        mask = torch.ones(2, n, dtype=torch.long)
+        mask[1, -2:] = 0
+        got = []
+        for model, f, bound in ((a, fa, True), (b, fb, False)):
+            model.zero_grad()
+            i = bounded(ids, 1, 2, 60) if bound else ids.to("tpu")
+            m = bounded(mask, 1, 2, 60) if bound else mask.to("tpu")
+            with torch.tpu.precision(torch.tpu.Precision.HIGHEST):
+                out = f(input_ids=i, attention_mask=m, labels=i)
+                out.loss.backward()
+            got.append((out.logits.cpu(), out.loss.item(), [p.grad.cpu() for p in model.parameters()]))
+        (la, lossa, ga), (lb, lossb, gb) = got
+        torch.testing.assert_close(la, lb, rtol=1e-5, atol=1e-5)
+        assert lossa == pytest.approx(lossb, rel=1e-5)
+        for x, y in zip(ga, gb):
+            torch.testing.assert_close(x, y, rtol=1e-4, atol=2e-5)
+    assert stats()["padded_graphs"] - g0 >= 2  # the model's forward and backward (and the loss's, if apart)

@@ -25,7 +25,6 @@ gets P and the real size as inputs). A dim of its own is inner = outer = 1; a re
 gives outer = B (a size expression: B may be dynamic too; inner is a number).
 """
 import math
-import operator
 import os
 
 import sympy
@@ -71,6 +70,7 @@ def _fill(fill, node, arg):
 
 
 _real_tensors = {}  # (device, size) -> 0-d int64 tensor; never written, shared by every plan
+_padding_tensors = {}  # (device, n, inner, period, real) -> bool [n]: where a dim's padding is; never written
 
 
 class Plan:
@@ -115,14 +115,12 @@ class Plan:
     def rewrite(self, a, phs):
         g = self.gm.graph
         last = phs[-1]
-        self.real, self.bucket_sizes, self.bad, self.done, self.tail = {}, {}, {}, {}, {}
+        self.body = last.next  # the first op: what masks of graph inputs go before
+        self.real, self.mask_ph, self.mask_keys, self.done, self.tail = {}, {}, [], {}, {}
         for s in self.syms:
             with g.inserting_after(last):
                 last = self.real[s] = g.placeholder(f"_tt_real_{s}")
-        for s in self.syms:
-            with g.inserting_after(last):
-                last = self.bucket_sizes[s] = g.placeholder(f"_tt_bucket_{s}")
-        self.order = {n: i for i, n in enumerate(g.nodes)}
+        self.last_ph = last
         for node, pos, dims, fill in a.masks:
             arg = node.args[1][pos[1]] if isinstance(pos, tuple) else node.args[pos]
             x = self.masked(g, a, arg, dims, _fill(fill, node, arg))
@@ -136,10 +134,9 @@ class Plan:
             dtype = _val(node).dtype
             fill = bool(fill) if dtype == torch.bool else fill if dtype.is_floating_point else int(fill)
             with g.inserting_before(node.next):
-                y = g.call_function(aten.where.ScalarSelf, (self.padding(g, node, len(a.desc[node]), d, p), fill,
-                                                            node))
-            node.replace_all_uses_with(y, delete_user_cb=lambda u, y=y: u is not y and u.target is not
-                                       aten.sym_size.int)
+                y = g.call_function(aten.where.ScalarSelf, (self.padding(g, _shape(node)[d], len(a.desc[node]), d, p),
+                                                            fill, node))
+            node.replace_all_uses_with(y, delete_user_cb=lambda u, y=y: u is not y)
         for node, dims, descs, shape in a.means:
             node.target = aten.sum.default if node.target is aten.mean.default else aten.sum.dim_IntList
             with g.inserting_before(node.next):
@@ -164,7 +161,8 @@ class Plan:
     def masked(self, g, a, x, dims, fill):
         """x with its padding along dims set to fill. The mask is applied where x's data is laid out in order: on
         the tensor a transpose or permute reads (a transposed masked read is several times slower), once per
-        tensor, dims and fill, right after the tensor is made; the views are applied again on top."""
+        tensor, dims and fill, right after the tensor is made (graph inputs: before the first op); the views are
+        applied again on top."""
         views = []
         while x.op == "call_function" and x.target in (aten.t.default, aten.transpose.int, aten.permute.default) \
                 and x.args[0] in a.desc:
@@ -182,38 +180,31 @@ class Plan:
         key = (x, tuple(sorted(dims)), fill)
         y = self.done.get(key)
         if y is None:
-            at = x if x.op != "placeholder" else self.bucket_sizes[self.syms[-1]]
-            here = self.order[at]
-            with g.inserting_before(self.tail.get(at, at).next):  # after what was put after `at` already
+            at = "inputs" if x.op == "placeholder" else x
+            after = self.tail.get(at)
+            where = after.next if after is not None else self.body if at == "inputs" else x.next
+            with g.inserting_before(where):  # after what was put after `at` already: in the order made
                 y = x
                 for d in sorted(dims):
-                    p, nd = a.desc[x][d], len(a.desc[x])
-                    bad, pos = self.bad.get((p, nd, d), (None, None))
-                    if bad is None or pos > here:
-                        bad = self.padding(g, x, nd, d, p)
-                        self.bad[(p, nd, d)] = (bad, here)
-                    y = g.call_function(aten.where.ScalarSelf, (bad, fill, y))
+                    y = g.call_function(aten.where.ScalarSelf,
+                                        (self.padding(g, _shape(x)[d], len(a.desc[x]), d, a.desc[x][d]), fill, y))
             self.done[key] = self.tail[at] = y
         for v in reversed(views):
             with g.inserting_before(v):
                 y = g.call_function(v.target, (y,) + tuple(v.args[1:]))
         return y
 
-    def padding(self, g, x, nd, d, p):
-        n = g.call_function(aten.sym_size.int, (x, d))
-        idx = g.call_function(aten.arange.default, (n,), {"dtype": torch.int64, "device": self.device})
-        if p.inner > 1:
-            idx = g.call_function(aten.div.Scalar_mode, (idx, p.inner), {"rounding_mode": "floor"})
-        if p.outer != 1:
-            period = self.bucket_sizes[p.sym]
-            if p.off:
-                period = g.call_function(operator.add, (period, p.off))
-            idx = g.call_function(aten.remainder.Scalar, (idx, period))
-        lim = self.real[p.sym]
-        if p.off:
-            lim = g.call_function(aten.add.Scalar, (lim, p.off))
-        bad = g.call_function(aten.ge.Tensor, (idx, lim))
-        return g.call_function(aten.view.default, (bad, [1] * d + [-1] + [1] * (nd - d - 1)))
+    def padding(self, g, size, nd, d, p):
+        """Where the padding is, along dim d (of size `size`, described by p) of an nd-dim tensor: a bool vector,
+        True on padding, viewed to broadcast. The vectors are graph inputs, made per call from the real sizes
+        (made inside the graph, their index arithmetic was fused into every masked op and redone per element)."""
+        key = (p, size)
+        ph = self.mask_ph.get(key)
+        if ph is None:
+            with g.inserting_after(self.last_ph):
+                ph = self.last_ph = self.mask_ph[key] = g.placeholder(f"_tt_padding_{len(self.mask_keys)}")
+            self.mask_keys.append(key)
+        return g.call_function(aten.view.default, (ph, [1] * d + [-1] + [1] * (nd - d - 1)))
 
     # per call: sympy only on the first call with each set of sizes (memo), plain integer math otherwise
     def solve(self, args):
@@ -234,8 +225,19 @@ class Plan:
             args_at = [None if spec is None else ev(spec[1], padded) if spec[0] == "size" else
                        [ev(e, padded) for e in spec[2]] for spec in self.args]
             outs_at = [ev(info, real) if kind == "size" else None for kind, info in self.outputs]
-            sizes = self.memo[key] = (real, padded, args_at, outs_at)
+            masks = [self.padding_tensor(ev(size, padded), p.inner, padded[p.sym] + p.off, real[p.sym] + p.off)
+                     for p, size in getattr(self, "mask_keys", [])]
+            sizes = self.memo[key] = (real, padded, args_at, outs_at, masks)
         return sizes
+
+    def padding_tensor(self, n, inner, period, real):
+        """Bool [n], True where (i // inner) % period >= real: the padding of a dim. Made once per shape."""
+        k = (self.device, n, inner, period, real)
+        t = _padding_tensors.get(k)
+        if t is None:
+            i = torch.arange(n) // inner % period
+            t = _padding_tensors[k] = (i >= real).to(self.device)
+        return t
 
     def real_tensor(self, v):
         """The 0-d tensor holding a real size, made once per value (made per call, it cost ~0.8 ms a graph call in
@@ -297,7 +299,7 @@ class Plan:
     def wrap(self, inner):
         """The runner for the rewritten graph: pads the arguments, appends the real sizes, cuts the results."""
         def run(args):
-            real, padded, args_at, outs_at = self.solve(args)
+            real, padded, args_at, outs_at, masks = self.solve(args)
             new = []
             for a, spec, at in zip(args, self.args, args_at):
                 if spec is not None and spec[0] == "size":
@@ -305,7 +307,7 @@ class Plan:
                 elif spec is not None and spec[1] is not None and any(p is not None for p in spec[1]):
                     a = self.pad(a, spec[1], at, real, padded)
                 new.append(a)
-            new += [self.real_tensor(real[s]) for s in self.syms] + [padded[s] for s in self.syms]
+            new += [self.real_tensor(real[s]) for s in self.syms] + masks
             out = inner(new)
             return self.finish(out, real, padded, outs_at)
 
@@ -324,7 +326,7 @@ class Plan:
     def wrap_unpadded(self, inner):
         """The runner of a graph that is not padded but receives tensors a padded forward saved: cuts them back."""
         def run(args):
-            real, padded, args_at, _ = self.solve(args)
+            real, padded, args_at, _, _ = self.solve(args)
             new = list(args)
             for i, spec in enumerate(self.args):
                 if spec is not None and spec[0] == "tensor" and spec[3] and list(args[i].shape) == args_at[i]:
