@@ -11,7 +11,12 @@ struct tt_buffer {
     size_t nbytes; /* requested size */
     size_t charged;
     int device;
+    uint64_t id;          /* never reused: the packed-operand cache's name for it (host_packcache.c) */
+    _Atomic uint64_t gen; /* bumped by every write, copy and execution that writes it */
+    _Atomic uint64_t stamp; /* the last execution that writes it */
 };
+
+static _Atomic uint64_t next_id = 1, next_stamp = 1;
 
 typedef struct host_ctx {
     int n_devices;
@@ -53,6 +58,9 @@ static tt_status host_buffer_alloc(void *ctx, int device, size_t nbytes, tt_buff
     b->nbytes = nbytes;
     b->charged = nbytes;
     b->device = device;
+    b->id = atomic_fetch_add(&next_id, 1);
+    atomic_init(&b->gen, 0);
+    atomic_init(&b->stamp, 0);
     *out = b;
     return TT_OK;
 }
@@ -61,6 +69,7 @@ static void host_buffer_free(void *ctx, tt_buffer *buf) {
     host_ctx *c = ctx;
     if (!buf) return;
     atomic_fetch_sub(&c->in_use[buf->device], buf->charged);
+    tt_host_pack_forget(buf->id);
     free(buf->data);
     free(buf);
 }
@@ -83,6 +92,7 @@ static tt_status host_write(void *ctx, tt_buffer *dst, size_t off, const void *s
     tt_status st = check_range(dst, off, n, "write");
     if (st != TT_OK) return st;
     if (n) memcpy((char *)dst->data + off, src, n);
+    atomic_fetch_add(&dst->gen, 1);
     return TT_OK;
 }
 
@@ -100,6 +110,7 @@ static tt_status host_copy(void *ctx, tt_buffer *dst, size_t doff, tt_buffer *sr
     if (st == TT_OK) st = check_range(src, soff, n, "copy");
     if (st != TT_OK) return st;
     if (n) memmove((char *)dst->data + doff, (const char *)src->data + soff, n);
+    atomic_fetch_add(&dst->gen, 1);
     return TT_OK;
 }
 
@@ -126,7 +137,26 @@ static tt_status host_execute(void *ctx, int device, tt_executable *exe, const t
     host_ctx *c = ctx;
     if (device < 0 || device >= c->n_devices)
         return tt_error(TT_STATUS_INVALID_ARGUMENT, "tpu:%d does not exist (%d devices)", device, c->n_devices);
-    return tt_host_execute(exe, args, n_args, results, n_results);
+    /* The arguments this execution does not write are read-only for it: GEMMs may keep their packed form
+     * (host_packcache.c). The buffers it writes get a new generation afterwards (every read of an argument comes
+     * before the writes of an execution, so what was packed during it was the old generation's bytes). */
+    uint64_t stamp = atomic_fetch_add(&next_stamp, 1);
+    for (int32_t j = 0; j < n_results; j++)
+        if (results[j].buffer) atomic_store_explicit(&results[j].buffer->stamp, stamp, memory_order_relaxed);
+    tt_host_ro_span few[16], *spans = n_args <= 16 ? few : malloc((size_t)n_args * sizeof *spans);
+    int32_t n_spans = 0;
+    for (int32_t i = 0; spans && i < n_args; i++) {
+        tt_buffer *b = args[i].buffer;
+        if (!b || atomic_load_explicit(&b->stamp, memory_order_relaxed) == stamp) continue;
+        spans[n_spans++] = (tt_host_ro_span){b->data, b->nbytes, b->id, atomic_load(&b->gen)};
+    }
+    tt_host_ro_set(spans, n_spans);
+    tt_status st = tt_host_execute(exe, args, n_args, results, n_results);
+    tt_host_ro_set(NULL, 0);
+    if (spans != few) free(spans);
+    for (int32_t j = 0; j < n_results; j++)
+        if (results[j].buffer) atomic_fetch_add(&results[j].buffer->gen, 1);
+    return st;
 }
 
 static bool host_supports_op(void *ctx, tt_ir_op op, tt_dtype dtype) {

@@ -47,6 +47,31 @@ size_t tt_host_executable_scratch_bytes(const tt_executable *exe); /* arenas kep
 tt_status tt_host_execute(tt_executable *exe, const tt_exec_arg *args, int32_t n_args, const tt_exec_arg *results,
                           int32_t n_results);
 
+/* ---- host_packcache.c: packed GEMM operands kept across executions ---- */
+/* An argument buffer the running execution reads and does not write: its bytes, id (never reused) and write
+ * generation. host_driver.c sets them (thread-local) around an execution; NULL, 0 clears. */
+typedef struct tt_host_ro_span {
+    const char *base;
+    size_t nbytes;
+    uint64_t id, gen;
+} tt_host_ro_span;
+void tt_host_ro_set(const tt_host_ro_span *spans, int32_t n);
+#define TT_HOST_PACK_LAYOUT 8
+typedef struct tt_host_pack_key {
+    uint64_t id, gen;
+    size_t offset;                        /* of the operand's first element in its buffer */
+    int64_t layout[TT_HOST_PACK_LAYOUT]; /* everything else the packed bytes depend on */
+} tt_host_pack_key;
+typedef struct tt_host_pack_entry tt_host_pack_entry;
+/* The key of an operand at p when it lies in a read-only argument buffer of this execution; false otherwise. */
+bool tt_host_pack_key_for(const void *p, const int64_t *layout, int n_layout, tt_host_pack_key *out);
+/* NULL: pack as usual (not kept, or being packed by another GEMM). Else *data holds `bytes`: already packed
+ * (*filled) or to be packed now by the caller; either way release the entry when the GEMM is done. */
+tt_host_pack_entry *tt_host_pack_acquire(const tt_host_pack_key *k, size_t bytes, void **data, bool *filled);
+void tt_host_pack_release(tt_host_pack_entry *e, bool filled_ok);
+void tt_host_pack_forget(uint64_t id); /* a freed buffer's entries go */
+void tt_host_pack_stats(int64_t *hits, int64_t *fills, size_t *bytes);
+
 /* ---- host_util.c: conversions and strided copies ---- */
 /* Loads n elements of dtype dt into a compute array (any dtype to any class; float->int saturates, NaN -> 0). */
 void tt_host_load_f32(tt_dtype dt, const void *src, int64_t n, float *dst);

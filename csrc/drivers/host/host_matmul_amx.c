@@ -10,6 +10,7 @@
  * and slices keep a slice of B's columns in L2 while the rows run against it. tdpbf16ps sums each pair in f32 and
  * flushes denormal inputs and results, as vdpbf16ps does.
  */
+#include "host_internal.h"
 #include "host_matmul_internal.h"
 
 #include <stdlib.h>
@@ -287,17 +288,30 @@ tt_status tt_host_gemm_amx(const gemm_f32_job *g, int64_t batch) {
     if (elems > 1e14) return tt_error(TT_STATUS_OUT_OF_MEMORY, "gemm: problem too large");
     size_t sa = ((size_t)batch * (size_t)j.Mp * (size_t)j.lda * 2 + 63) / 64 * 64;
     size_t sb = ((size_t)batch * (size_t)j.Np * (size_t)j.Kp * 2 + 63) / 64 * 64;
+    /* A weight read in place keeps its packed form across executions (host_packcache.c); -1: the AMX layout */
+    tt_host_pack_key pk;
+    const int64_t layout[TT_HOST_PACK_LAYOUT] = {batch, g->K, g->N, g->b_bs, g->b_rs, g->b_cs, -1, g->T};
+    void *cached_b = NULL;
+    bool b_ready = false;
+    tt_host_pack_entry *pe = tt_host_pack_key_for(g->B, layout, TT_HOST_PACK_LAYOUT, &pk)
+                                 ? tt_host_pack_acquire(&pk, sb, &cached_b, &b_ready)
+                                 : NULL;
     bool cached = false;
-    j.ap = tt_host_gemm_scratch_get(sa + sb, &cached);
-    if (!j.ap) return tt_error(TT_STATUS_OUT_OF_MEMORY, "gemm: cannot allocate %zu bytes of packed operands", sa + sb);
-    j.bp = (uint16_t *)((char *)j.ap + sa);
+    j.ap = tt_host_gemm_scratch_get(pe ? sa : sa + sb, &cached);
+    if (!j.ap) {
+        tt_host_pack_release(pe, false);
+        return tt_error(TT_STATUS_OUT_OF_MEMORY, "gemm: cannot allocate %zu bytes of packed operands", sa + sb);
+    }
+    j.bp = pe ? (uint16_t *)cached_b : (uint16_t *)((char *)j.ap + sa);
     int64_t row_work = g->K * g->T, grain = 65536 / row_work + 1;
     tt_host_parallel_for(batch * j.Mp, grain, amx_pack_a, &j);
-    memset(j.bp, 0, sb);
-    if (g->b_cs == 1)
-        tt_host_parallel_for(batch * ((g->K + AMX_B_ROWS - 1) / AMX_B_ROWS), 65536 / (AMX_B_ROWS * g->N * g->T) + 1,
-                             amx_pack_b_rows, &j);
-    else tt_host_parallel_for(batch * (j.Np / 16), 65536 / (16 * row_work) + 1, amx_pack_b, &j);
+    if (!b_ready) {
+        memset(j.bp, 0, sb);
+        if (g->b_cs == 1)
+            tt_host_parallel_for(batch * ((g->K + AMX_B_ROWS - 1) / AMX_B_ROWS),
+                                 65536 / (AMX_B_ROWS * g->N * g->T) + 1, amx_pack_b_rows, &j);
+        else tt_host_parallel_for(batch * (j.Np / 16), 65536 / (16 * row_work) + 1, amx_pack_b, &j);
+    }
     /* enough tasks for every thread: split the row strips when batch entries x column groups are too few */
     int64_t groups = (g->N + AMX_NCB - 1) / AMX_NCB, nt = tt_host_num_threads();
     j.mparts = (2 * nt + batch * groups - 1) / (batch * groups);
@@ -305,6 +319,7 @@ tt_status tt_host_gemm_amx(const gemm_f32_job *g, int64_t batch) {
     int64_t task_work = (j.strips / j.mparts + 1) * AMX_ROWS * AMX_NCB * j.Kp;
     tt_host_parallel_for(batch * groups * j.mparts, (1 << 22) / task_work + 1, amx_tasks, &j);
     tt_host_gemm_scratch_put(j.ap, cached);
+    tt_host_pack_release(pe, true);
     return TT_OK;
 #else
     (void)g;

@@ -23,6 +23,7 @@
  *   one-pass ones up to SMALL_WORK per batch entry (host_matmul_small.c, register tiles over B in place), the
  *   multi-term ones up to 16384; batch entries spread over the pool.
  */
+#include "host_internal.h"
 #include "host_matmul_internal.h"
 
 #include <math.h>
@@ -88,6 +89,14 @@ static void gemm_pack_b(void *user, int64_t p0, int64_t p1) {
     }
 }
 
+/* All of B into g->pb, panels in parallel. */
+static void pack_b_whole(gemm_f32_job *g, int64_t batch, int64_t pgrain_b) {
+    if (g->b_cs == 1)
+        tt_host_parallel_for(batch * ((g->K + B_ROWS - 1) / B_ROWS), 65536 / (B_ROWS * g->N * g->T) + 1, gemm_pack_b,
+                             g);
+    else tt_host_parallel_for(batch * g->n_panels, pgrain_b, gemm_pack_b, g);
+}
+
 /* C[bi][m0 .. m0+mc, n0 .. n0+nc] (+)= one k' slice [kx0, kx0 + kc) of the packed panels. */
 static void gemm_block(const gemm_f32_job *g, int64_t bi, int64_t m0, int64_t mc, int64_t n0, int64_t nc,
                        int64_t kx0, int64_t kc) {
@@ -147,10 +156,10 @@ static void gemm_f32_cols(void *user, int64_t t0, int64_t t1) {
         int64_t jp1 = jp0 + g->col_panels < g->n_panels ? jp0 + g->col_panels : g->n_panels;
         if (jp0 >= jp1) continue;
         int64_t n0 = jp0 * NR, nc = (jp1 * NR < g->N ? jp1 * NR : g->N) - n0;
-        if (g->T > 1) tt_host_gemm_pack_b_range(g, bi, jp0, jp1, 0, g->K);
+        if (g->T > 1 && !g->b_packed) tt_host_gemm_pack_b_range(g, bi, jp0, jp1, 0, g->K);
         for (int64_t kx0 = 0; kx0 < g->Kx; kx0 += KC) {
             int64_t kc = g->Kx - kx0 < KC ? g->Kx - kx0 : KC;
-            if (g->T == 1) tt_host_gemm_pack_b_range(g, bi, jp0, jp1, kx0, kx0 + kc);
+            if (g->T == 1 && !g->b_packed) tt_host_gemm_pack_b_range(g, bi, jp0, jp1, kx0, kx0 + kc);
             for (int64_t m0 = 0; m0 < g->M; m0 += MC)
                 gemm_block(g, bi, m0, g->M - m0 < MC ? g->M - m0 : MC, n0, nc, kx0, kc);
         }
@@ -294,14 +303,26 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
     double bytes_b = (double)batch * (double)g.n_panels * NR * (double)g.kw * 4.0;
     if (bytes_a + bytes_b > 1e15) return tt_error(TT_STATUS_OUT_OF_MEMORY, "gemm: problem too large");
     size_t sa = ((size_t)bytes_a + 63) / 64 * 64, sb = ((size_t)bytes_b + 63) / 64 * 64;
+    /* A weight read in place keeps its packed form across executions (host_packcache.c) */
+    tt_host_pack_key pk;
+    const int64_t layout[TT_HOST_PACK_LAYOUT] = {batch, K, N, b_bs, b_rs, b_cs, g.kern, prec};
+    void *cached_b = NULL;
+    bool b_ready = false;
+    tt_host_pack_entry *pe = tt_host_pack_key_for(B, layout, TT_HOST_PACK_LAYOUT, &pk)
+                                 ? tt_host_pack_acquire(&pk, sb, &cached_b, &b_ready)
+                                 : NULL;
     bool cached = false;
-    void *scratch = tt_host_gemm_scratch_get(sa + sb, &cached);
-    if (!scratch)
+    void *scratch = tt_host_gemm_scratch_get(pe ? sa : sa + sb, &cached);
+    if (!scratch) {
+        tt_host_pack_release(pe, false);
         return tt_error(TT_STATUS_OUT_OF_MEMORY, "gemm: cannot allocate %.0f bytes of packed operands",
                         bytes_a + bytes_b);
+    }
     g.pa = scratch;
-    g.pb = (float *)((char *)scratch + sa);
+    g.pb = pe ? cached_b : (float *)((char *)scratch + sa);
     int64_t pgrain_a = 65536 / (MR * g.Kx) + 1, pgrain_b = 65536 / (NR * g.Kx) + 1;
+    if (pe && !b_ready) pack_b_whole(&g, batch, pgrain_b);
+    g.b_packed = pe != NULL;
     if (!g.a_direct) tt_host_parallel_for(batch * g.m_panels, pgrain_a, gemm_pack_a, &g);
     else if (M % MR) tt_host_parallel_for(batch, pgrain_a, gemm_pack_a, &g);
     /* Column blocks when they give every thread work: about NC wide, a multiple of the thread count. */
@@ -313,16 +334,16 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
         int64_t block_work = M * g.col_panels * NR * g.Kx;
         tt_host_parallel_for(batch * g.col_blocks, (1 << 21) / block_work + 1, gemm_f32_cols, &g);
         tt_host_gemm_scratch_put(scratch, cached);
+        tt_host_pack_release(pe, true);
         return TT_OK;
     }
-    if (b_cs == 1) tt_host_parallel_for(batch * ((K + B_ROWS - 1) / B_ROWS), 65536 / (B_ROWS * N * g.T) + 1,
-                                        gemm_pack_b, &g);
-    else tt_host_parallel_for(batch * g.n_panels, pgrain_b, gemm_pack_b, &g);
+    if (!g.b_packed) pack_b_whole(&g, batch, pgrain_b);
     int64_t tiles = batch * g.m_tiles * g.n_tiles;
     int64_t tile_work = (M < MC ? M : MC) * (N < NC ? N : NC) * g.Kx;
     int64_t grain = (1 << 21) / tile_work + 1; /* keep each chunk worth waking a thread for */
     tt_host_parallel_for(tiles, grain, gemm_f32_tiles, &g);
     tt_host_gemm_scratch_put(scratch, cached);
+    tt_host_pack_release(pe, true);
     return TT_OK;
 }
 

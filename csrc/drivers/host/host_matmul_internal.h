@@ -44,6 +44,7 @@ typedef struct gemm_f32_job {
     int64_t col_blocks, col_panels; /* gemm_f32_cols: column blocks per batch entry, B panels per block */
     int64_t kw;    /* 32-bit words per packed panel row: Kx (f32) or ceil(Kx / 2) (bf16 pairs) */
     float *pa, *pb; /* packed operands (bf16 pairs are stored in the same words) */
+    bool b_packed;  /* pb holds all of B already (from the packed-operand cache): the tasks pack nothing */
 } gemm_f32_job;
 
 /* Packers (host_matmul_pack.c). pack_a: A panel rows m0..m0+MR over all of k', in the kernel's layout;
