@@ -15,6 +15,7 @@
 #include "host_internal.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,14 +47,15 @@ void tt_host_ro_set(const tt_host_ro_span *spans, int32_t n) {
 
 bool tt_host_pack_key_for(const void *p, const int64_t *layout, int n_layout, tt_host_pack_key *out) {
     if (!ro_n || n_layout > TT_HOST_PACK_LAYOUT) return false;
-    const char *c = p;
+    uintptr_t c = (uintptr_t)p; /* as integers: relational compares of pointers into other objects are undefined */
     for (int32_t i = 0; i < ro_n; i++) {
         const tt_host_ro_span *s = &ro_spans[i];
-        if (c < s->base || c >= s->base + s->nbytes) continue;
+        uintptr_t base = (uintptr_t)s->base;
+        if (c < base || c - base >= s->nbytes) continue;
         memset(out, 0, sizeof *out);
         out->id = s->id;
         out->gen = s->gen;
-        out->offset = (size_t)(c - s->base);
+        out->offset = (size_t)(c - base);
         memcpy(out->layout, layout, (size_t)n_layout * sizeof *layout);
         return true;
     }
