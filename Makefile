@@ -89,6 +89,7 @@ bench: install $(BUILD)/peak
 	$(PYTHON) bench/fusion.py
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PYTHON) bench/minilm.py
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PYTHON) bench/models.py
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PYTHON) bench/pack_cache.py
 	$(PYTHON) bench/compile_shapes.py
 	$(PYTHON) bench/compile_overhead.py
 

@@ -28,6 +28,17 @@ static tt_exec_arg view(tt_buffer *b, int rank, const int64_t *dims) {
     return a;
 }
 
+/* The builder's program, compiled by the host driver (the builder is destroyed). */
+static tt_executable *compiled(tt_ir_builder *b) {
+    tt_ir_program *p = NULL;
+    TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+    tt_ir_builder_destroy(b);
+    tt_executable *e = NULL;
+    TT_CHECK_OK(d->iface.compile(d->ctx, p, &e));
+    tt_ir_program_destroy(p);
+    return e;
+}
+
 /* y[M, N] = x[M, K] . w[N, K]^T at precision prec (w read in place, transposed) */
 static tt_executable *dot_exe(tt_precision prec) {
     tt_ir_builder *b = tt_ir_builder_create();
@@ -40,13 +51,7 @@ static tt_executable *dot_exe(tt_precision prec) {
     a.dot.rhs_contract.v[0] = 1;
     a.dot.precision = prec;
     tt_ir_builder_add_output(b, tt_ir_dot_general(b, x, w, &a, TT_F32));
-    tt_ir_program *p = NULL;
-    TT_CHECK_OK(tt_ir_builder_finish(b, &p));
-    tt_ir_builder_destroy(b);
-    tt_executable *e = NULL;
-    TT_CHECK_OK(d->iface.compile(d->ctx, p, &e));
-    tt_ir_program_destroy(p);
-    return e;
+    return compiled(b);
 }
 
 /* w = w * 2, written in place */
@@ -55,13 +60,7 @@ static tt_executable *double_exe(void) {
     int64_t wd[2] = {N, K};
     tt_ir_value w = tt_ir_param(b, TT_F32, 2, wd);
     tt_ir_builder_add_output(b, tt_ir_binary(b, TT_OP_ADD, w, w));
-    tt_ir_program *p = NULL;
-    TT_CHECK_OK(tt_ir_builder_finish(b, &p));
-    tt_ir_builder_destroy(b);
-    tt_executable *e = NULL;
-    TT_CHECK_OK(d->iface.compile(d->ctx, p, &e));
-    tt_ir_program_destroy(p);
-    return e;
+    return compiled(b);
 }
 
 static void run(tt_executable *e, tt_buffer *x, tt_buffer *w, tt_buffer *y, float *out) {

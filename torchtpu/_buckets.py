@@ -250,18 +250,28 @@ class Plan:
     def bucket(self, s, v):
         return next((e for e in self.edges[s] if e >= v), v)
 
+    def rows(self, t, descs, real, padded, grow):
+        """t with its one padded dim grown to the bucket (grow) or cut back to the real size, copied by rows in
+        the runtime (no program for any size); None when t has other than one such dim or is not contiguous."""
+        dims = [d for d, p in enumerate(descs) if p is not None and real[p.sym] != padded[p.sym]]
+        if len(dims) != 1 or not t.is_contiguous() or not t.numel():
+            return None
+        d = dims[0]
+        p = descs[d]
+        r, q = real[p.sym] + p.off, padded[p.sym] + p.off
+        src, dst = (r, q) if grow else (q, r)
+        inner = p.inner * math.prod(t.shape[d + 1:])
+        shape = list(t.shape)
+        shape[d] = shape[d] // src * dst
+        out = (torch.zeros if grow else torch.empty)(shape, dtype=t.dtype, device=t.device)
+        _C.copy_rows(out, t, math.prod(t.shape[:d + 1]) // src // p.inner, r * inner, dst * inner, src * inner)
+        return out
+
     def pad(self, t, descs, shape, real, padded):
         if list(t.shape) == shape:
             return t  # a saved tensor: the forward left it padded
-        dims = [d for d, p in enumerate(descs) if p is not None and real[p.sym] != padded[p.sym]]
-        if len(dims) == 1 and t.is_contiguous() and t.numel():
-            # one padded dim: rows copied into a zeroed bucket-sized tensor by the runtime, with no program
-            d = dims[0]
-            p = descs[d]
-            r, q = real[p.sym] + p.off, padded[p.sym] + p.off
-            inner = p.inner * math.prod(t.shape[d + 1:])
-            out = torch.zeros(shape, dtype=t.dtype, device=t.device)
-            _C.copy_rows(out, t, math.prod(t.shape[:d + 1]) // r // p.inner, r * inner, q * inner, r * inner)
+        out = self.rows(t, descs, real, padded, grow=True)
+        if out is not None:
             return out
         for d, p in enumerate(descs):
             if p is None or real[p.sym] == padded[p.sym]:
@@ -273,18 +283,10 @@ class Plan:
         return t
 
     def cut(self, t, descs, real, padded):
-        """The real part of a padded result: contiguous as the unpadded graph's would be (copied by rows, no
-        program) when there is one padded dim, else views (and a copy where a reshape needs one)."""
-        dims = [d for d, p in enumerate(descs) if p is not None and real[p.sym] != padded[p.sym]]
-        if len(dims) == 1 and t.is_contiguous() and t.numel():
-            d = dims[0]
-            p = descs[d]
-            r, q = real[p.sym] + p.off, padded[p.sym] + p.off
-            inner = p.inner * math.prod(t.shape[d + 1:])
-            shape = list(t.shape)
-            shape[d] = shape[d] // q * r
-            out = torch.empty(shape, dtype=t.dtype, device=t.device)
-            _C.copy_rows(out, t, math.prod(t.shape[:d + 1]) // q // p.inner, r * inner, r * inner, q * inner)
+        """The real part of a padded result: contiguous as the unpadded graph's would be (rows) when there is one
+        padded dim, else views (and a copy where a reshape needs one)."""
+        out = self.rows(t, descs, real, padded, grow=False)
+        if out is not None:
             return out
         for d, p in enumerate(descs):
             if p is None or real[p.sym] == padded[p.sym]:
