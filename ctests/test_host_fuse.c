@@ -436,6 +436,55 @@ out:
     free(got);
 }
 
+/* A group's value and its reshape both read outside the group (an activation and the [B*T, C] view a matmul
+ * reads): stored once, the reshape sharing the memory, which lives until the reshape's last reader even when the
+ * value's own readers are done long before (values made in between would like its place). */
+static bool alias_as_output; /* the value is a program output too */
+static tt_ir_value alias_reshape;
+static void build_alias(tt_ir_builder *b) {
+    tt_ir_value x = tt_ir_param(b, TT_F32, 2, DIMS(FR, FC)), w = tt_ir_param(b, TT_F32, 2, DIMS(FR, 4));
+    tt_ir_value y = tt_ir_binary(b, TT_OP_MULTIPLY, tt_ir_unary(b, TT_OP_NEGATE, x), kf(b, x, 2.0));
+    alias_reshape = tt_ir_reshape(b, y, 2, DIMS(FC, FR));
+    tt_ir_value u = tt_ir_transpose(b, y, DIMS(1, 0)); /* y's last reader outside the group */
+    tt_ir_value v = tt_ir_unary(b, TT_OP_EXP, tt_ir_binary(b, TT_OP_ADD, u, kf(b, u, 1.0)));
+    /* made while r waits, in the arena (a program output would be written straight to its result) */
+    tt_ir_value t = tt_ir_transpose(b, tt_ir_unary(b, TT_OP_TANH, tt_ir_binary(b, TT_OP_MULTIPLY, v, v)), DIMS(1, 0));
+    tt_ir_attrs a;
+    memset(&a, 0, sizeof a);
+    a.dot.lhs_contract.n = a.dot.rhs_contract.n = 1;
+    a.dot.lhs_contract.v[0] = 1;
+    a.dot.rhs_contract.v[0] = 0;
+    a.dot.precision = TT_PRECISION_FP32;
+    tt_ir_builder_add_output(b, t);
+    tt_ir_builder_add_output(b, tt_ir_dot_general(b, alias_reshape, w, &a, TT_F32));
+    if (alias_as_output) tt_ir_builder_add_output(b, y);
+}
+
+static void test_a_groups_value_and_its_reshape_are_stored_once(void) {
+    float *x = malloc(FR * FC * sizeof *x), *w = malloc(FR * 4 * sizeof *w);
+    if (!x || !w) goto out;
+    for (int i = 0; i < FR * FC; i++) x[i] = (float)(i % 37) * 0.03f - 0.5f;
+    for (int i = 0; i < FR * 4; i++) w[i] = (float)(i % 5) * 0.25f - 0.5f;
+    const void *in[2] = {x, w};
+    for (int as_output = 0; as_output < 2; as_output++) {
+        alias_as_output = as_output;
+        check_fused_equals_unfused(build_alias, in, 2 + as_output);
+        tt_ir_builder *b = tt_ir_builder_create();
+        build_alias(b);
+        tt_ir_program *p = NULL;
+        TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+        tt_ir_builder_destroy(b);
+        tt_host_fusion *f = NULL;
+        if (p) TT_CHECK_OK(tt_host_fuse_plan(p, &f));
+        if (f) TT_CHECK(tt_host_fuse_alias(f, alias_reshape) >= 0); /* no memory of its own */
+        tt_host_fuse_free(f);
+        tt_ir_program_destroy(p);
+    }
+out:
+    free(x);
+    free(w);
+}
+
 /* A row-blocked program (layer_norm shape) updating its input in place: each block reads its rows before it
  * writes them, so the result equals the plain interpreter's. */
 static void test_row_blocks_update_an_input_in_place_like_the_whole_program(void) {
@@ -716,6 +765,7 @@ int main(void) {
         {"vector exp, tanh and erf are within their ulp bounds",
          test_vector_exp_tanh_and_erf_are_within_their_ulp_bounds},
         {"results are written directly unless they alias", test_results_are_written_directly_unless_they_alias},
+        {"a group's value and its reshape are stored once", test_a_groups_value_and_its_reshape_are_stored_once},
         {"row blocks update an input in place like the whole program",
          test_row_blocks_update_an_input_in_place_like_the_whole_program},
         {"an update writes its parameters in place only when nothing reads them later",

@@ -163,6 +163,11 @@ static tt_status compile_impl(tt_ir_program *p, bool chunk, tt_executable **out)
             tt_ir_value x = p->operands[p->nodes[k].inputs_offset], r = p->nodes[k].outputs[0];
             if (last[r] > last[x]) last[x] = last[r];
         }
+    /* So does a group output another output of its group stores (tt_host_fuse_alias): then its root lives on. */
+    for (int32_t v = 0; v < nv; v++) {
+        tt_ir_value root = tt_host_fuse_alias(e->fusion, v);
+        if (root >= 0 && last[v] > last[root]) last[root] = last[v];
+    }
     for (int32_t k = 0; k < nn; k++) /* dot_only: set by a dot's use, cleared by any other (outputs included) */
         for (int32_t i = 0; i < p->nodes[k].n_inputs; i++) e->dot_only[p->operands[p->nodes[k].inputs_offset + i]] = true;
     for (int32_t k = 0; k < nn; k++)
@@ -181,7 +186,7 @@ static tt_status compile_impl(tt_ir_program *p, bool chunk, tt_executable **out)
         for (int32_t o = 0; o < n->n_outputs; o++) {
             tt_ir_value v = n->outputs[o];
             if (tt_host_fuse_internal(e->fusion, v)) continue; /* lives only in tiles */
-            if (reshape_aliases(p, e->fusion, last, k)) continue;
+            if (reshape_aliases(p, e->fusion, last, k) || tt_host_fuse_alias(e->fusion, v) >= 0) continue;
             int64_t size = (int64_t)round64(value_bytes(p, v));
             if (n->op == TT_OP_PARAMETER) {
                 /* Read in place; a slot only when it is a program output (copied before results are written,

@@ -318,7 +318,10 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
         void *scratch = e->scratch[k] != NO_SLOT ? slots + e->scratch[k] : NULL;
         int32_t g = tt_host_fuse_group_of(e->fusion, k);
         if (g >= 0) {
-            if (tt_host_fuse_exec_node(e->fusion, g) == k) st = tt_host_fuse_run(e->fusion, g, p, vals, scratch);
+            if (tt_host_fuse_exec_node(e->fusion, g) == k) {
+                st = tt_host_fuse_run(e->fusion, g, p, vals, scratch);
+                tt_host_fuse_bind_aliases(e->fusion, g, vals);
+            }
         } else if (n->op == TT_OP_RESHAPE && !vals[n->outputs[0]]) {
             vals[n->outputs[0]] = vals[p->operands[n->inputs_offset]]; /* the same bytes (reshape_aliases) */
         } else if (dv.n && n->op == TT_OP_DOT_GENERAL &&

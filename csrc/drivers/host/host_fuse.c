@@ -258,6 +258,8 @@ static void group_free(fgroup *g) {
     free(g->vids);
     free(g->outs);
     free(g->out_vid);
+    free(g->aliases);
+    free(g->alias_root);
 }
 
 void tt_host_fuse_free(tt_host_fusion *f) {
@@ -266,6 +268,7 @@ void tt_host_fuse_free(tt_host_fusion *f) {
     free(f->groups);
     free(f->group_of);
     free(f->internal);
+    free(f->alias);
     free(f->written_at);
     free(f->read_until);
     free(f);
@@ -289,6 +292,9 @@ static bool close_group(tt_host_fusion *f, const tt_ir_program *p, int32_t gi, c
     g->out_vid = malloc((size_t)n_members * sizeof *g->out_vid);
     int32_t *order = malloc((size_t)n_members * sizeof *order);
     ok = ok && g->outs && g->out_vid && order;
+    g->aliases = malloc((size_t)n_members * sizeof *g->aliases);
+    g->alias_root = malloc((size_t)n_members * sizeof *g->alias_root);
+    ok = ok && g->aliases && g->alias_root;
     int32_t no = 0;
     for (int32_t i = 0; ok && i < n_members; i++) {
         tt_ir_value v = p->nodes[members[i]].outputs[0];
@@ -300,6 +306,28 @@ static bool close_group(tt_host_fusion *f, const tt_ir_program *p, int32_t gi, c
             f->internal[v] = true;
         }
     }
+    /* A reshape of a stored value (the activation and its [B*T, C] view a matmul reads) would be stored again,
+     * the same bytes into other memory: an output that is not a program output shares the memory of another
+     * with its vid and dtype instead (a program output keeps its own, as the results need it). */
+    for (int32_t o = 0; ok && o < no; o++) {
+        tt_ir_value v = g->outs[o];
+        for (int32_t r = 0; r < no && uses_outside[v] == 1 && f->alias[v] < 0; r++)
+            if (r != o && g->out_vid[r] == g->out_vid[o] && p->types[g->outs[r]].dtype == p->types[v].dtype &&
+                (uses_outside[g->outs[r]] == 2 || (r < o && f->alias[g->outs[r]] < 0)))
+                f->alias[v] = g->outs[r];
+    }
+    int32_t n_kept = 0;
+    for (int32_t o = 0; ok && o < no; o++) {
+        tt_ir_value v = g->outs[o];
+        if (f->alias[v] >= 0) {
+            g->aliases[g->n_aliases] = v;
+            g->alias_root[g->n_aliases++] = f->alias[v];
+            continue;
+        }
+        g->outs[n_kept] = v;
+        g->out_vid[n_kept++] = g->out_vid[o];
+    }
+    no = n_kept;
     g->n_outs = no;
     if (ok) {
         /* Group outputs by the step that defines them (stable). */
@@ -466,10 +494,11 @@ tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
     f->groups = calloc((size_t)nn + 1, sizeof *f->groups);
     f->group_of = malloc(((size_t)nn + 1) * sizeof *f->group_of);
     f->internal = calloc((size_t)nv + 1, sizeof *f->internal);
+    f->alias = malloc(((size_t)nv + 1) * sizeof *f->alias);
     f->written_at = malloc(((size_t)nv + 1) * sizeof *f->written_at);
     f->read_until = malloc(((size_t)nv + 1) * sizeof *f->read_until);
-    if (!f->groups || !f->group_of || !f->internal || !f->written_at || !f->read_until) goto oom;
-    for (int32_t v = 0; v < nv; v++) vid_of[v] = -1;
+    if (!f->groups || !f->group_of || !f->internal || !f->alias || !f->written_at || !f->read_until) goto oom;
+    for (int32_t v = 0; v < nv; v++) vid_of[v] = f->alias[v] = -1;
     for (int32_t v = 0; v < nv; v++) f->written_at[v] = f->read_until[v] = NO_SITE;
     /* TORCHTPU_HOST_FUSE=0 turns fusion off (read per compile: tests compare both paths). */
     const char *env = getenv("TORCHTPU_HOST_FUSE");
@@ -559,7 +588,7 @@ tt_status tt_host_fuse_plan(const tt_ir_program *p, tt_host_fusion **out) {
             if (f->group_of[src] < 0 || f->group_of[src] != f->group_of[k]) uses_outside[v] = 1;
         }
     }
-    for (int32_t o = 0; o < p->n_outputs; o++) uses_outside[p->outputs[o]] = 1;
+    for (int32_t o = 0; o < p->n_outputs; o++) uses_outside[p->outputs[o]] = 2; /* 2: a program output */
     /* Pass 2: build each group (dissolving single-member ones), renumbering the survivors. */
     int32_t n_planned = f->n_groups;
     f->n_groups = 0;
@@ -608,6 +637,11 @@ int32_t tt_host_fuse_n_groups(const tt_host_fusion *f) { return f ? f->n_groups 
 int32_t tt_host_fuse_group_of(const tt_host_fusion *f, int32_t node) { return f ? f->group_of[node] : -1; }
 int32_t tt_host_fuse_exec_node(const tt_host_fusion *f, int32_t group) { return f->groups[group].exec_node; }
 bool tt_host_fuse_internal(const tt_host_fusion *f, tt_ir_value v) { return f && f->internal[v]; }
+tt_ir_value tt_host_fuse_alias(const tt_host_fusion *f, tt_ir_value v) { return f ? f->alias[v] : -1; }
+void tt_host_fuse_bind_aliases(const tt_host_fusion *f, int32_t group, void **vals) {
+    const fgroup *g = &f->groups[group];
+    for (int32_t i = 0; i < g->n_aliases; i++) vals[g->aliases[i]] = vals[g->alias_root[i]];
+}
 size_t tt_host_fuse_scratch_bytes(const tt_host_fusion *f, int32_t group) {
     return (size_t)f->groups[group].max_parts * f->groups[group].part_bytes;
 }

@@ -49,6 +49,9 @@ typedef struct fgroup {
     fvid *vids;
     tt_ir_value *outs;   /* values stored after their step */
     int32_t *out_vid;
+    tt_ir_value *aliases; /* values stored by another of the group's outputs (alias_root): same vid, same dtype */
+    tt_ir_value *alias_root;
+    int32_t n_aliases;
     int32_t max_parts;
     size_t part_bytes;
     bool splat_per_tile; /* splats refilled every tile (many of them), else kept per part */
@@ -66,6 +69,7 @@ struct tt_host_fusion {
     fgroup *groups;
     int32_t *group_of;   /* per node: group or -1 */
     bool *internal;      /* per value: lives only in tiles */
+    tt_ir_value *alias;  /* per value: the group output whose memory it shares (same bytes), or -1 */
     int64_t *written_at; /* per value: the site computing it, element by element, or NO_SITE */
     int64_t *read_until; /* per parameter value: the last site reading it (all in one unit), NO_SITE or NEVER */
 };

@@ -154,6 +154,10 @@ int32_t tt_host_fuse_n_groups(const tt_host_fusion *f);
 int32_t tt_host_fuse_group_of(const tt_host_fusion *f, int32_t node);
 int32_t tt_host_fuse_exec_node(const tt_host_fusion *f, int32_t group);
 bool tt_host_fuse_internal(const tt_host_fusion *f, tt_ir_value v);
+/* A group output stored by another output of its group (the same bytes: a reshape of it), or -1. It gets no
+ * memory; tt_host_fuse_bind_aliases points it at its root's once the group's values have their places. */
+tt_ir_value tt_host_fuse_alias(const tt_host_fusion *f, tt_ir_value v);
+void tt_host_fuse_bind_aliases(const tt_host_fusion *f, int32_t group, void **vals);
 size_t tt_host_fuse_scratch_bytes(const tt_host_fusion *f, int32_t group);
 /* Whether value out (computed by a group or a plain elementwise node) may be written into the memory of parameter
  * value param, viewed the same way: every read of param is at the element's own index, in the same group or node,
