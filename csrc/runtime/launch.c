@@ -322,7 +322,9 @@ tt_status tt_rt_synchronize(int device) {
         return tt_error(TT_STATUS_INVALID_ARGUMENT, "synchronize: tpu:%d does not exist (%d devices)", device,
                         tt_rt_g.n_devices);
     atomic_fetch_add_explicit(&tt_rt_g.syncs, 1, memory_order_relaxed);
+    tt_rt_stream_hold_wakes(true);
     tt_status cst = tt_rt_window_cut(device, TT_RT_CUT_SYNC);
+    tt_rt_stream_hold_wakes(false);
     st = sync_devices(device);
     return cst != TT_OK ? cst : st;
 }
@@ -341,7 +343,12 @@ tt_status tt_rt_read(tt_rt_storage *src, size_t offset, void *dst, size_t nbytes
     if ((st = check_range(src, offset, nbytes, "read from device")) != TT_OK) return st;
     if (nbytes && !dst) return tt_error(TT_STATUS_INVALID_ARGUMENT, "read from device: destination is NULL");
     atomic_fetch_add_explicit(&tt_rt_g.syncs, 1, memory_order_relaxed);
-    if (tt_rt_window_busy(src->device) && (st = tt_rt_window_cut(src->device, TT_RT_CUT_READ)) != TT_OK) return st;
+    if (tt_rt_window_busy(src->device)) {
+        tt_rt_stream_hold_wakes(true);
+        st = tt_rt_window_cut(src->device, TT_RT_CUT_READ);
+        tt_rt_stream_hold_wakes(false);
+        if (st != TT_OK) return st;
+    }
     if ((st = sync_devices(src->device)) != TT_OK) return st;
     if (!nbytes) return TT_OK;
     if ((st = tt_rt_storage_materialize(src)) != TT_OK) return st; /* never written: undefined bytes, as torch.empty */

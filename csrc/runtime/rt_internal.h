@@ -150,6 +150,9 @@ tt_status tt_rt_stream_reserve(tt_rt_stream *s, tt_rt_work **w, uint64_t *ticket
 /* cost_ns: the item's estimated run time (-1: unknown). A sleeping worker is woken only once the work waiting
  * for it is worth a wake-up (see stream.c); syncs always wake it. */
 void tt_rt_stream_publish(tt_rt_stream *s, tt_rt_work *w, uint64_t ticket, int64_t cost_ns);
+/* The calling thread is about to wait for what it publishes (a fused window cut by a read or a sync): while
+ * held, its publishes wake no sleeping worker; the wait runs them on this thread (see stream.c). */
+void tt_rt_stream_hold_wakes(bool hold);
 /* Waits until every item claimed before the call is done. */
 void tt_rt_stream_wait_idle(tt_rt_stream *s);
 /* The rows of tt_rt_copy_rows, now (both buffers exist, earlier work on them done). */
