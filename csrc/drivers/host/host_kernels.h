@@ -57,15 +57,15 @@ int tt_host_compute_dtype(tt_dtype dt);
 /* Whether the CPU has a feature ("avx512bf16", "avx512f", "avx2") and TORCHTPU_HOST_ISA allows it (host_pool.c). */
 int tt_host_cpu_has(const char *feature);
 
-/* The f32 GEMM's register tile (host_matmul_kern.c): c[MR x NR] (row stride ldc) = or, with accum, += a x packed
- * panel b [kc][NR]. The f32 kernels read a's element (i, k) at a[i*a_rs + k*a_cs]: a packed panel [kc][MR]
- * (a_rs = 1, a_cs = MR) or exact f32 values in place. The bf16 kernel takes only packed pairs (kc counts k' values,
- * a_rs and a_cs are ignored). */
-#define TT_GEMM_MR 8
+/* The f32 GEMM's register tile (host_matmul_kern.c): c[rows x NR] (row stride ldc, rows 1..MR) = or, with
+ * accum, += a x packed panel b [kc][NR]. The f32 kernels read a's element (i, k) at a[i*a_rs + k*a_cs]: a packed
+ * panel [kc][MR] (a_rs = 1, a_cs = MR) or exact f32 values in place. The bf16 kernel takes only packed pairs (kc
+ * counts k' values, a_rs and a_cs are ignored). */
+#define TT_GEMM_MR 14
 #define TT_GEMM_NR 32
 enum { TT_GEMM_KERN_PORTABLE, TT_GEMM_KERN_AVX2, TT_GEMM_KERN_AVX512, TT_GEMM_KERN_BF16 };
 void tt_host_gemm_micro(int kern, int64_t kc, const void *a, int64_t a_rs, int64_t a_cs, const void *b, float *c,
-                        int64_t ldc, int accum);
+                        int64_t ldc, int accum, int rows);
 
 /* One batch entry of a one-pass f32 GEMM too small to pack (host_matmul_small.c): C = A . B with A read as
  * A[i*a_rs + k*a_cs], B as B[k*b_rs + j*b_cs], operands rounded to bf16 where round_a / round_b (DEFAULT) or exact

@@ -14,7 +14,7 @@
  *   AVX-512F / AVX2+FMA / portable C f32 FMA on the same bf16-exact values (products of bf16 values are exact in
  *   f32, so results agree up to accumulation order; vdpbf16ps also flushes denormals).
  *   Blocking: A is packed once, whole, into MR-row micro-panels; exact f32 reads A in place instead (the copy cost
- *   as much as the multiply when N is small) and packs only a partial last panel. Then, when C's column blocks
+ *   as much as the multiply when N is small). Then, when C's column blocks
  *   (about NC wide, as many as a multiple of the thread count) give every thread work, each task takes one column
  *   block, packs its B columns into NR-column panels one KC slice of k' at a time (transposing 16 x 16 tiles in
  *   registers when B is a weight stored [N, K]) and runs all of A against the slice while it is in L2; otherwise
@@ -62,11 +62,6 @@ static inline float split_part(float x, int part) {
  * the bf16 splits cost more than a copy, and every tile would otherwise repeat them. */
 static void gemm_pack_a(void *user, int64_t p0, int64_t p1) {
     gemm_f32_job *g = user;
-    if (g->a_direct) { /* p indexes batch entries: only the partial last panel */
-        for (int64_t bi = p0; bi < p1; bi++)
-            tt_host_gemm_pack_a(g, g->A + bi * g->a_bs, (g->m_panels - 1) * MR, g->pa + bi * MR * g->kw);
-        return;
-    }
     for (int64_t p = p0; p < p1; p++) {
         int64_t bi = p / g->m_panels, m0 = (p % g->m_panels) * MR;
         const float *A = g->A + bi * g->a_bs;
@@ -104,26 +99,26 @@ static void gemm_block(const gemm_f32_job *g, int64_t bi, int64_t m0, int64_t mc
     int accum = kx0 > 0;
     float *C = g->C + bi * g->c_bs;
     const float *pb = g->pb + (bi * g->n_panels + n0 / NR) * NR * g->kw;
-    for (int64_t jr = 0; jr < nc; jr += NR) {
-        const float *bp = pb + (jr / NR) * NR * g->kw + w0 * NR;
-        int64_t nr = nc - jr < NR ? nc - jr : NR;
-        for (int64_t ir = 0; ir < mc; ir += MR) {
-            int64_t mr = mc - ir < MR ? mc - ir : MR, rs = 1, cs = MR; /* a packed panel's strides */
-            const float *ap;
-            if (g->a_direct && mr == MR) {
-                ap = g->A + bi * g->a_bs + (m0 + ir) * g->a_rs + kx0 * g->a_cs;
-                rs = g->a_rs;
-                cs = g->a_cs;
-            } else {
-                int64_t panel = g->a_direct ? bi : bi * g->m_panels + (m0 + ir) / MR;
-                ap = g->pa + panel * MR * g->kw + w0 * MR;
-            }
+    for (int64_t ir = 0; ir < mc; ir += MR) {
+        int mr = mc - ir < MR ? (int)(mc - ir) : MR; /* the kernels run a partial panel for its own rows */
+        int64_t rs = 1, cs = MR;                      /* a packed panel's strides */
+        const float *ap;
+        if (g->a_direct) {
+            ap = g->A + bi * g->a_bs + (m0 + ir) * g->a_rs + kx0 * g->a_cs;
+            rs = g->a_rs;
+            cs = g->a_cs;
+        } else {
+            ap = g->pa + (bi * g->m_panels + (m0 + ir) / MR) * MR * g->kw + w0 * MR;
+        }
+        for (int64_t jr = 0; jr < nc; jr += NR) {
+            const float *bp = pb + (jr / NR) * NR * g->kw + w0 * NR;
+            int64_t nr = nc - jr < NR ? nc - jr : NR;
             float *cp = C + (m0 + ir) * g->ldc + n0 + jr;
-            if (mr == MR && nr == NR) {
-                tt_host_gemm_micro(g->kern, kc, ap, rs, cs, bp, cp, g->ldc, accum);
-            } else { /* edge tile through a scratch tile */
+            if (nr == NR) {
+                tt_host_gemm_micro(g->kern, kc, ap, rs, cs, bp, cp, g->ldc, accum, mr);
+            } else { /* edge columns through a scratch tile */
                 float tmp[MR * NR];
-                tt_host_gemm_micro(g->kern, kc, ap, rs, cs, bp, tmp, NR, 0);
+                tt_host_gemm_micro(g->kern, kc, ap, rs, cs, bp, tmp, NR, 0, mr);
                 for (int64_t i = 0; i < mr; i++)
                     for (int64_t j = 0; j < nr; j++)
                         cp[i * g->ldc + j] = (accum ? cp[i * g->ldc + j] : 0.0f) + tmp[i * NR + j];
@@ -299,7 +294,7 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
     g.n_panels = (N + NR - 1) / NR;
     g.kw = g.kern == KERN_BF16 ? (g.Kx + 1) / 2 : g.Kx;
     g.a_direct = prec == TT_PRECISION_FP32 && g.kern != KERN_BF16 && (a_cs == 1 || a_rs == 1);
-    double bytes_a = (double)batch * (double)(g.a_direct ? 1 : g.m_panels) * MR * (double)g.kw * 4.0;
+    double bytes_a = g.a_direct ? 0.0 : (double)batch * (double)g.m_panels * MR * (double)g.kw * 4.0;
     double bytes_b = (double)batch * (double)g.n_panels * NR * (double)g.kw * 4.0;
     if (bytes_a + bytes_b > 1e15) return tt_error(TT_STATUS_OUT_OF_MEMORY, "gemm: problem too large");
     size_t sa = ((size_t)bytes_a + 63) / 64 * 64, sb = ((size_t)bytes_b + 63) / 64 * 64;
@@ -312,7 +307,7 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
                                  ? tt_host_pack_acquire(&pk, sb, &cached_b, &b_ready)
                                  : NULL;
     bool cached = false;
-    void *scratch = tt_host_gemm_scratch_get(pe ? sa : sa + sb, &cached);
+    void *scratch = tt_host_gemm_scratch_get((pe ? sa : sa + sb) + 64, &cached); /* + 64: never 0 bytes */
     if (!scratch) {
         tt_host_pack_release(pe, false);
         return tt_error(TT_STATUS_OUT_OF_MEMORY, "gemm: cannot allocate %.0f bytes of packed operands",
@@ -324,7 +319,6 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
     if (pe && !b_ready) pack_b_whole(&g, batch, pgrain_b);
     g.b_packed = pe != NULL;
     if (!g.a_direct) tt_host_parallel_for(batch * g.m_panels, pgrain_a, gemm_pack_a, &g);
-    else if (M % MR) tt_host_parallel_for(batch, pgrain_a, gemm_pack_a, &g);
     /* Column blocks when they give every thread work: about NC wide, a multiple of the thread count. */
     int64_t nt = tt_host_num_threads();
     g.col_blocks = (g.n_tiles + nt - 1) / nt * nt;

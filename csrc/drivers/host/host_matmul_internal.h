@@ -9,7 +9,7 @@
 
 #define MR TT_GEMM_MR
 #define NR TT_GEMM_NR
-#define MC 128
+#define MC (9 * MR) /* a whole number of panels: a tile's rows start on a panel */
 #define NC 256
 #define KC 256 /* along the expanded k' axis; even, so bf16 pairs never straddle slices */
 #define SMALL_WORK 262144 /* multiply-adds per batch entry below which one-pass GEMMs skip packing */
@@ -38,8 +38,7 @@ typedef struct gemm_f32_job {
     const uint8_t *ta, *tb;
     int kern;
     bool vec_split; /* AVX-512F available: bf16 splits, transposed packs, the small kernels */
-    bool a_direct;  /* exact f32 with A's rows or columns contiguous: the kernels read A in place; only a partial
-                     * last panel (the kernel would read rows beyond M) is packed, at pa + batch * MR * kw */
+    bool a_direct;  /* exact f32 with A's rows or columns contiguous: the kernels read A in place (nothing packed) */
     int64_t m_tiles, n_tiles, m_panels, n_panels;
     int64_t col_blocks, col_panels; /* gemm_f32_cols: column blocks per batch entry, B panels per block */
     int64_t kw;    /* 32-bit words per packed panel row: Kx (f32) or ceil(Kx / 2) (bf16 pairs) */
