@@ -16,7 +16,7 @@
  *   Blocking: A is packed once, whole, into MR-row micro-panels; exact f32 reads A in place instead (the copy cost
  *   as much as the multiply when N is small). Then, when C's column blocks
  *   (about NC wide, as many as a multiple of the thread count) give every thread work, each task takes one column
- *   block, packs its B columns into NR-column panels one KC slice of k' at a time (transposing 16 x 16 tiles in
+ *   block, packs its B columns into NR-column panels one k' slice (at most KC) at a time (transposing 16 x 16 tiles in
  *   registers when B is a weight stored [N, K]) and runs all of A against the slice while it is in L2; otherwise
  *   B is packed whole and the tasks are MC x NC tiles. An MR x NR register tile kernel walks the panels (packing:
  *   host_matmul_pack.c). Small problems skip packing:
@@ -135,8 +135,8 @@ static void gemm_f32_tiles(void *user, int64_t t0, int64_t t1) {
         int64_t bi = t / per_batch, r = t % per_batch;
         int64_t m0 = (r / g->n_tiles) * MC, n0 = (r % g->n_tiles) * NC;
         int64_t mc = g->M - m0 < MC ? g->M - m0 : MC, nc = g->N - n0 < NC ? g->N - n0 : NC;
-        for (int64_t kx0 = 0; kx0 < g->Kx; kx0 += KC)
-            gemm_block(g, bi, m0, mc, n0, nc, kx0, g->Kx - kx0 < KC ? g->Kx - kx0 : KC);
+        for (int64_t kx0 = 0; kx0 < g->Kx; kx0 += g->kc)
+            gemm_block(g, bi, m0, mc, n0, nc, kx0, g->Kx - kx0 < g->kc ? g->Kx - kx0 : g->kc);
     }
 }
 
@@ -152,8 +152,8 @@ static void gemm_f32_cols(void *user, int64_t t0, int64_t t1) {
         if (jp0 >= jp1) continue;
         int64_t n0 = jp0 * NR, nc = (jp1 * NR < g->N ? jp1 * NR : g->N) - n0;
         if (g->T > 1 && !g->b_packed) tt_host_gemm_pack_b_range(g, bi, jp0, jp1, 0, g->K);
-        for (int64_t kx0 = 0; kx0 < g->Kx; kx0 += KC) {
-            int64_t kc = g->Kx - kx0 < KC ? g->Kx - kx0 : KC;
+        for (int64_t kx0 = 0; kx0 < g->Kx; kx0 += g->kc) {
+            int64_t kc = g->Kx - kx0 < g->kc ? g->Kx - kx0 : g->kc;
             if (g->T == 1 && !g->b_packed) tt_host_gemm_pack_b_range(g, bi, jp0, jp1, kx0, kx0 + kc);
             for (int64_t m0 = 0; m0 < g->M; m0 += MC)
                 gemm_block(g, bi, m0, g->M - m0 < MC ? g->M - m0 : MC, n0, nc, kx0, kc);
@@ -293,6 +293,8 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
     g.m_panels = (M + MR - 1) / MR;
     g.n_panels = (N + NR - 1) / NR;
     g.kw = g.kern == KERN_BF16 ? (g.Kx + 1) / 2 : g.Kx;
+    int64_t slices = (g.Kx + KC - 1) / KC; /* equal slices: K = 512 as 2 x 256, not 384 + 128 */
+    g.kc = ((g.Kx + slices - 1) / slices + 1) / 2 * 2;
     g.a_direct = prec == TT_PRECISION_FP32 && g.kern != KERN_BF16 && (a_cs == 1 || a_rs == 1);
     double bytes_a = g.a_direct ? 0.0 : (double)batch * (double)g.m_panels * MR * (double)g.kw * 4.0;
     double bytes_b = (double)batch * (double)g.n_panels * NR * (double)g.kw * 4.0;
