@@ -289,12 +289,13 @@ static void test_small_gemm_is_the_fma_chain_at_every_isa(void) {
     tt_host_small_gemm too_big = {.M = 1, .N = 200, .K = 100, .b_cs = 100, .b_rs = 1};
     TT_CHECK(tt_host_gemm_f32_small(&too_big) != TT_OK);
     tt_clear_error();
-    /* small path (batched 64 x 100 x 40) vs blocked path (the same rows stacked: 256 x 100 x 40) */
-    float *A = alloc_fill(TT_F32, 256 * 100, 1.0), *B = alloc_fill(TT_F32, 100 * 40, 1.0);
-    float *Cs = calloc(256 * 40, sizeof *Cs), *Cb = calloc(256 * 40, sizeof *Cb);
-    TT_CHECK_OK(tt_host_gemm_f32(4, 64, 40, 100, A, 64 * 100, 100, 1, B, 0, 40, 1, Cs, 64 * 40, 40, TT_PRECISION_FP32));
-    TT_CHECK_OK(tt_host_gemm_f32(1, 256, 40, 100, A, 0, 100, 1, B, 0, 40, 1, Cb, 0, 40, TT_PRECISION_FP32));
-    TT_CHECK(memcmp(Cs, Cb, 256 * 40 * sizeof *Cs) == 0);
+    /* small path (batched 8 x 100 x 40: at most SMALL_WORK_F32 per entry) vs blocked path (the same rows stacked:
+     * 64 x 100 x 40) */
+    float *A = alloc_fill(TT_F32, 64 * 100, 1.0), *B = alloc_fill(TT_F32, 100 * 40, 1.0);
+    float *Cs = calloc(64 * 40, sizeof *Cs), *Cb = calloc(64 * 40, sizeof *Cb);
+    TT_CHECK_OK(tt_host_gemm_f32(8, 8, 40, 100, A, 8 * 100, 100, 1, B, 0, 40, 1, Cs, 8 * 40, 40, TT_PRECISION_FP32));
+    TT_CHECK_OK(tt_host_gemm_f32(1, 64, 40, 100, A, 0, 100, 1, B, 0, 40, 1, Cb, 0, 40, TT_PRECISION_FP32));
+    TT_CHECK(memcmp(Cs, Cb, 64 * 40 * sizeof *Cs) == 0);
     free(A);
     free(B);
     free(Cs);

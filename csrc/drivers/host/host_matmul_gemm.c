@@ -20,7 +20,7 @@
  *   registers when B is a weight stored [N, K]) and runs all of A against the slice while it is in L2; otherwise
  *   B is packed whole and the tasks are MC x NC tiles. An MR x NR register tile kernel walks the panels (packing:
  *   host_matmul_pack.c). Small problems skip packing:
- *   one-pass ones up to SMALL_WORK per batch entry (host_matmul_small.c, register tiles over B in place), the
+ *   one-pass ones up to SMALL_WORK(_F32) per batch entry (host_matmul_small.c, register tiles over B in place), the
  *   multi-term ones up to 16384; batch entries spread over the pool.
  */
 #include "host_internal.h"
@@ -275,8 +275,8 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
     int64_t work = M * N * g.Kx; /* multiply-adds per batch entry */
     g.vec_split = tt_host_cpu_has("avx512f"); /* the splits' and the small kernels' vector level */
     /* One pass over K <= KC: the small kernel's sums are the blocked f32 kernels' (a single k slice), so which
-     * path runs never changes the bits there; measured faster up to about 64 x 64 x 64 per entry (attention). */
-    bool one_pass_small = g.T == 1 && K <= KC && work <= SMALL_WORK &&
+     * path runs never changes the bits there; faster up to SMALL_WORK(_F32) (host_matmul_internal.h). */
+    bool one_pass_small = g.T == 1 && K <= KC && work <= (prec == TT_PRECISION_FP32 ? SMALL_WORK_F32 : SMALL_WORK) &&
                           (K * N <= TT_HOST_SMALL_GEMM_B || (b_cs == 1 && prec == TT_PRECISION_FP32));
     if (one_pass_small || work <= 16384) {
         int64_t grain = work > 0 ? (1 << 18) / work + 1 : batch;

@@ -14,7 +14,10 @@
 #define KC 384 /* along the expanded k' axis; even, so bf16 pairs never straddle slices. With the A panel the
                 * L1-resident operand (14 x 384 x 4 = 21 KB) longer slices make a third fewer passes over C: 256 -> 384 took
                 * 1024^3 from 320-330 to 337-367 GFLOP/s, MiniLM's 112x384x384 from ~300 to 318-343 (interleaved runs) */
-#define SMALL_WORK 262144 /* multiply-adds per batch entry below which one-pass GEMMs skip packing */
+#define SMALL_WORK 262144 /* multiply-adds per batch entry up to which one-pass GEMMs skip packing (DEFAULT: the
+                           * AMX path's blocking loses below it on attention's shapes) */
+#define SMALL_WORK_F32 32768 /* the same for exact f32: the 14-row kernels win from there (attention's
+                              * 32 x 64x64x32: 150-210 -> 210-270 GFLOP/s; 96 x 14x14x32, decode shapes: equal) */
 
 enum { PART_HI, PART_MID, PART_LO, PART_EXACT };
 enum { KERN_PORTABLE = TT_GEMM_KERN_PORTABLE, KERN_AVX2 = TT_GEMM_KERN_AVX2, KERN_AVX512 = TT_GEMM_KERN_AVX512,
