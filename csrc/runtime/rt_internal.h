@@ -148,7 +148,7 @@ void tt_rt_stream_fini(tt_rt_stream *s); /* drains, joins the worker, frees the 
  * worker runs slots in ticket order. Fails only when the ring or the worker cannot be created. */
 tt_status tt_rt_stream_reserve(tt_rt_stream *s, tt_rt_work **w, uint64_t *ticket);
 /* cost_ns: the item's estimated run time (-1: unknown). A sleeping worker is woken only once the work waiting
- * for it is worth a wake-up (see stream.c); syncs always wake it. */
+ * for it is worth a wake-up (see stream.c); a sync waiting on another thread's role always wakes it. */
 void tt_rt_stream_publish(tt_rt_stream *s, tt_rt_work *w, uint64_t ticket, int64_t cost_ns);
 /* The calling thread is about to wait for what it publishes (a fused window cut by a read or a sync): while
  * held, its publishes wake no sleeping worker; the wait runs them on this thread (see stream.c). */

@@ -349,7 +349,8 @@ tt_status tt_rt_stream_reserve(tt_rt_stream *s, tt_rt_work **out, uint64_t *tick
 static void help(tt_rt_stream *s, uint64_t target);
 /* A window cut by a read or a sync is waited for at once, so its program runs on the waiting thread (which would
  * only idle) unless the worker is awake already: waking it costs the producer a futex syscall and an interrupt to
- * an idle vCPU, which measured 20-30 us per wake-up on this VM kind (a 512 x 512 add + sync: 83 -> 40 us). */
+ * an idle vCPU, which measured 20-30 us per wake-up on this VM kind (a 512 x 512 add + sync on one thread:
+ * 83 -> 49 us). */
 static _Thread_local bool t_hold_wakes;
 void tt_rt_stream_hold_wakes(bool hold) { t_hold_wakes = hold; }
 
