@@ -302,6 +302,33 @@ static void test_small_gemm_is_the_fma_chain_at_every_isa(void) {
     free(Cb);
 }
 
+/* A thin exact product with a long K (a depthwise conv's weight gradient) runs as one fma chain per element over
+ * B in place, at every ISA: bit for bit the in-order chain. */
+static void test_thin_gemm_with_a_long_k_is_the_fma_chain(void) {
+    static const char *isas[] = {"portable", "avx2", "avx512f", ""};
+    enum { BATCH = 2, M = 3, N = 9, K = 5000 };
+    float *A = alloc_fill(TT_F32, BATCH * M * K, 1.0), *B = alloc_fill(TT_F32, BATCH * K * N, 1.0);
+    float *C = calloc(BATCH * M * N, sizeof *C);
+    for (int is = 0; is < 4 && A && B && C; is++) {
+        if (*isas[is]) setenv("TORCHTPU_HOST_ISA", isas[is], 1);
+        else unsetenv("TORCHTPU_HOST_ISA");
+        TT_CHECK_OK(tt_host_gemm_f32(BATCH, M, N, K, A, M * K, K, 1, B, K * N, N, 1, C, M * N, N, TT_PRECISION_FP32));
+        int bad = 0;
+        for (int b = 0; b < BATCH; b++)
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    float acc = 0.0f;
+                    for (int k = 0; k < K; k++) acc = fmaf(A[(b * M + i) * K + k], B[(b * K + k) * N + j], acc);
+                    bad += memcmp(&acc, &C[(b * M + i) * N + j], sizeof acc) != 0;
+                }
+        TT_CHECK(bad == 0);
+    }
+    unsetenv("TORCHTPU_HOST_ISA");
+    free(A);
+    free(B);
+    free(C);
+}
+
 /* The blocked GEMM runs a partial panel of rows through a kernel for exactly those rows: every row count 1..MR
  * (and beyond: M up to 2 MR + 1) gives each row the bits it gets in a problem with more rows, at every ISA, for
  * A read in place (exact f32) and packed (DEFAULT's bf16 terms: the vdpbf16ps kernel under avx512bf16). */
@@ -854,6 +881,7 @@ int main(void) {
         {"dot: column blocks, transposed weights, ragged edges", test_dot_column_blocks_with_transposed_weights_and_ragged_edges},
         {"small gemm: the fma chain at every isa, the blocked path's bits", test_small_gemm_is_the_fma_chain_at_every_isa},
         {"dot_general: every ISA gives the same numerics", test_dot_every_isa_gives_the_same_numerics},
+        {"a thin gemm with a long k is the fma chain", test_thin_gemm_with_a_long_k_is_the_fma_chain},
         {"blocked gemm: the rows of a partial panel equal those of a full one",
          test_blocked_gemm_rows_of_a_partial_panel_equal_those_of_a_full_one},
         {"blocked gemm keeps infinities and NaNs where they are", test_blocked_gemm_keeps_infinities_and_nans_where_they_are},

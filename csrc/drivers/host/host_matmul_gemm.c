@@ -278,7 +278,12 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
      * path runs never changes the bits there; faster up to SMALL_WORK(_F32) (host_matmul_internal.h). */
     bool one_pass_small = g.T == 1 && K <= KC && work <= (prec == TT_PRECISION_FP32 ? SMALL_WORK_F32 : SMALL_WORK) &&
                           (K * N <= TT_HOST_SMALL_GEMM_B || (b_cs == 1 && prec == TT_PRECISION_FP32));
-    if (one_pass_small || work <= 16384) {
+    /* A thin exact product (at most a panel of rows, under a panel of columns, K long: a depthwise conv's weight
+     * gradient, 64 x 1x9x25088) would be packed into NR-wide B panels, mostly zeros, slice by slice (74 ms for that
+     * one); the small kernel runs one fma chain per element over B in place (its sums then differ from a sliced
+     * path's, but every shape takes one path). */
+    bool thin = prec == TT_PRECISION_FP32 && b_cs == 1 && M <= MR && N < NR;
+    if (one_pass_small || thin || work <= 16384) {
         int64_t grain = work > 0 ? (1 << 18) / work + 1 : batch;
         tt_host_parallel_for(batch, grain, gemm_f32_small_range, &g);
         return TT_OK;
