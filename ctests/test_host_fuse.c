@@ -436,6 +436,17 @@ out:
     free(got);
 }
 
+/* The fusion plan of the program build makes (the program in *p; both NULL after a failed check). */
+static tt_host_fusion *plan_of(build_fn build, tt_ir_program **p) {
+    tt_ir_builder *b = tt_ir_builder_create();
+    build(b);
+    TT_CHECK_OK(tt_ir_builder_finish(b, p));
+    tt_ir_builder_destroy(b);
+    tt_host_fusion *f = NULL;
+    if (*p) TT_CHECK_OK(tt_host_fuse_plan(*p, &f));
+    return f;
+}
+
 /* A group's value and its reshape both read outside the group (an activation and the [B*T, C] view a matmul
  * reads): stored once, the reshape sharing the memory, which lives until the reshape's last reader even when the
  * value's own readers are done long before (values made in between would like its place). */
@@ -449,12 +460,7 @@ static void build_alias(tt_ir_builder *b) {
     tt_ir_value v = tt_ir_unary(b, TT_OP_EXP, tt_ir_binary(b, TT_OP_ADD, u, kf(b, u, 1.0)));
     /* made while r waits, in the arena (a program output would be written straight to its result) */
     tt_ir_value t = tt_ir_transpose(b, tt_ir_unary(b, TT_OP_TANH, tt_ir_binary(b, TT_OP_MULTIPLY, v, v)), DIMS(1, 0));
-    tt_ir_attrs a;
-    memset(&a, 0, sizeof a);
-    a.dot.lhs_contract.n = a.dot.rhs_contract.n = 1;
-    a.dot.lhs_contract.v[0] = 1;
-    a.dot.rhs_contract.v[0] = 0;
-    a.dot.precision = TT_PRECISION_FP32;
+    tt_ir_attrs a = dot_attrs(1, 0, TT_PRECISION_FP32);
     tt_ir_builder_add_output(b, t);
     tt_ir_builder_add_output(b, tt_ir_dot_general(b, alias_reshape, w, &a, TT_F32));
     if (alias_as_output) tt_ir_builder_add_output(b, y);
@@ -469,13 +475,8 @@ static void test_a_groups_value_and_its_reshape_are_stored_once(void) {
     for (int as_output = 0; as_output < 2; as_output++) {
         alias_as_output = as_output;
         check_fused_equals_unfused(build_alias, in, 2 + as_output);
-        tt_ir_builder *b = tt_ir_builder_create();
-        build_alias(b);
         tt_ir_program *p = NULL;
-        TT_CHECK_OK(tt_ir_builder_finish(b, &p));
-        tt_ir_builder_destroy(b);
-        tt_host_fusion *f = NULL;
-        if (p) TT_CHECK_OK(tt_host_fuse_plan(p, &f));
+        tt_host_fusion *f = plan_of(build_alias, &p);
         if (f) TT_CHECK(tt_host_fuse_alias(f, alias_reshape) >= 0); /* no memory of its own */
         tt_host_fuse_free(f);
         tt_ir_program_destroy(p);
@@ -536,14 +537,9 @@ out:
 
 /* Counts the planner's groups and the values it keeps in tiles. */
 static void plan_counts(build_fn build, int32_t *groups, int32_t *internal) {
-    tt_ir_builder *b = tt_ir_builder_create();
-    build(b);
     tt_ir_program *p = NULL;
-    TT_CHECK_OK(tt_ir_builder_finish(b, &p));
-    tt_ir_builder_destroy(b);
-    tt_host_fusion *f = NULL;
+    tt_host_fusion *f = plan_of(build, &p);
     *groups = *internal = -1;
-    if (p) TT_CHECK_OK(tt_host_fuse_plan(p, &f));
     if (f) {
         *groups = tt_host_fuse_n_groups(f);
         *internal = 0;
@@ -699,12 +695,7 @@ static void test_splat_arithmetic_runs_once_and_a_dot_reads_through_a_transpose(
     tt_ir_builder_add_output(b, tt_ir_binary(b, TT_OP_MULTIPLY, x, t));
     /* z = w^T-as-rhs: x [2,3] . transpose(w [4,3]) contracting 3 */
     tt_ir_value w = tt_ir_param(b, TT_F32, 2, DIMS(4, 3));
-    tt_ir_attrs a;
-    memset(&a, 0, sizeof a);
-    a.dot.lhs_contract.n = a.dot.rhs_contract.n = 1;
-    a.dot.lhs_contract.v[0] = 1;
-    a.dot.rhs_contract.v[0] = 0;
-    a.dot.precision = TT_PRECISION_FP32;
+    tt_ir_attrs a = dot_attrs(1, 0, TT_PRECISION_FP32);
     tt_ir_builder_add_output(b, tt_ir_dot_general(b, x, tt_ir_transpose(b, w, DIMS(1, 0)), &a, TT_F32));
     tt_ir_program *p = NULL;
     TT_CHECK_OK(tt_ir_builder_finish(b, &p));

@@ -3,21 +3,12 @@
  * and a write, a copy or an execution that writes the buffer (in place) makes the next GEMM pack again. Every
  * result is compared with the first, uncached run (the same bits) and with a double-precision reference. */
 #include "../csrc/drivers/host/host_internal.h"
-#include "tt_test.h"
+#include "tt_host_run.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 enum { M = 32, K = 256, N = 256 };
-
-static tt_driver *d;
-
-static tt_buffer *buf(const float *v, size_t n) {
-    tt_buffer *b = NULL;
-    TT_CHECK_OK(d->iface.buffer_alloc(d->ctx, 0, n * 4, &b));
-    if (b && v) TT_CHECK_OK(d->iface.write(d->ctx, b, 0, v, n * 4));
-    return b;
-}
 
 static tt_exec_arg view(tt_buffer *b, int rank, const int64_t *dims) {
     tt_exec_arg a;
@@ -34,7 +25,7 @@ static tt_executable *compiled(tt_ir_builder *b) {
     TT_CHECK_OK(tt_ir_builder_finish(b, &p));
     tt_ir_builder_destroy(b);
     tt_executable *e = NULL;
-    TT_CHECK_OK(d->iface.compile(d->ctx, p, &e));
+    TT_CHECK_OK(drv()->iface.compile(drv()->ctx, p, &e));
     tt_ir_program_destroy(p);
     return e;
 }
@@ -44,12 +35,7 @@ static tt_executable *dot_exe(tt_precision prec) {
     tt_ir_builder *b = tt_ir_builder_create();
     int64_t xd[2] = {M, K}, wd[2] = {N, K};
     tt_ir_value x = tt_ir_param(b, TT_F32, 2, xd), w = tt_ir_param(b, TT_F32, 2, wd);
-    tt_ir_attrs a;
-    memset(&a, 0, sizeof a);
-    a.dot.lhs_contract.n = a.dot.rhs_contract.n = 1;
-    a.dot.lhs_contract.v[0] = 1;
-    a.dot.rhs_contract.v[0] = 1;
-    a.dot.precision = prec;
+    tt_ir_attrs a = dot_attrs(1, 1, prec);
     tt_ir_builder_add_output(b, tt_ir_dot_general(b, x, w, &a, TT_F32));
     return compiled(b);
 }
@@ -63,11 +49,11 @@ static tt_executable *double_exe(void) {
     return compiled(b);
 }
 
-static void run(tt_executable *e, tt_buffer *x, tt_buffer *w, tt_buffer *y, float *out) {
+static void run_dot(tt_executable *e, tt_buffer *x, tt_buffer *w, tt_buffer *y, float *out) {
     int64_t xd[2] = {M, K}, wd[2] = {N, K}, yd[2] = {M, N};
     tt_exec_arg args[2] = {view(x, 2, xd), view(w, 2, wd)}, res = view(y, 2, yd);
-    TT_CHECK_OK(d->iface.execute(d->ctx, 0, e, args, 2, &res, 1));
-    TT_CHECK_OK(d->iface.read(d->ctx, y, 0, out, (size_t)M * N * 4));
+    TT_CHECK_OK(drv()->iface.execute(drv()->ctx, 0, e, args, 2, &res, 1));
+    TT_CHECK_OK(drv()->iface.read(drv()->ctx, y, 0, out, (size_t)M * N * 4));
 }
 
 static double max_err(const float *got, const float *xv, const float *wv, double scale) {
@@ -96,44 +82,45 @@ static void a_weight_stays_packed_until_it_is_written(void) {
     const tt_precision precs[2] = {TT_PRECISION_FP32, TT_PRECISION_DEFAULT};
     const double tol[2] = {1e-4, 0.05}; /* DEFAULT multiplies bf16-rounded values */
     for (int pi = 0; pi < 2; pi++) {
-        tt_buffer *x = buf(xv, M * K), *w = buf(wv, N * K), *y = buf(NULL, M * N);
+        tt_buffer *x = upload(xv, (size_t)(M * K) * 4), *w = upload(wv, (size_t)(N * K) * 4);
+        tt_buffer *y = upload(NULL, (size_t)(M * N) * 4);
         tt_executable *e = dot_exe(precs[pi]), *dbl = double_exe();
         int64_t h0, f0, h, f;
         stats(&h0, &f0);
-        run(e, x, w, y, first); /* seen */
+        run_dot(e, x, w, y, first); /* seen */
         TT_CHECK(max_err(first, xv, wv, 1) < tol[pi]);
-        run(e, x, w, y, o); /* kept */
+        run_dot(e, x, w, y, o); /* kept */
         TT_CHECK(!memcmp(o, first, M * N * 4));
-        run(e, x, w, y, o); /* read from the cache */
+        run_dot(e, x, w, y, o); /* read from the cache */
         stats(&h, &f);
         TT_CHECK(!memcmp(o, first, M * N * 4) && f - f0 == 1 && h - h0 == 1);
         /* a host write: packed again from the new bytes (twice before it is kept again) */
-        TT_CHECK_OK(d->iface.write(d->ctx, w, 0, w2, N * K * 4));
-        run(e, x, w, y, o);
+        TT_CHECK_OK(drv()->iface.write(drv()->ctx, w, 0, w2, N * K * 4));
+        run_dot(e, x, w, y, o);
         TT_CHECK(max_err(o, xv, w2, 1) < tol[pi]);
         stats(&h, &f);
         TT_CHECK(f - f0 == 1 && h - h0 == 1);
-        run(e, x, w, y, o);
-        run(e, x, w, y, o);
+        run_dot(e, x, w, y, o);
+        run_dot(e, x, w, y, o);
         stats(&h, &f);
         TT_CHECK(f - f0 == 2 && h - h0 == 2 && max_err(o, xv, w2, 1) < tol[pi]);
         /* an execution writing w in place (w = w + w) */
         int64_t wd[2] = {N, K};
         tt_exec_arg wa = view(w, 2, wd);
-        TT_CHECK_OK(d->iface.execute(d->ctx, 0, dbl, &wa, 1, &wa, 1));
-        run(e, x, w, y, o);
+        TT_CHECK_OK(drv()->iface.execute(drv()->ctx, 0, dbl, &wa, 1, &wa, 1));
+        run_dot(e, x, w, y, o);
         TT_CHECK(max_err(o, xv, w2, 2) < 2 * tol[pi]);
         /* a copy into w */
-        TT_CHECK_OK(d->iface.copy(d->ctx, w, 0, w, 4, 4));
+        TT_CHECK_OK(drv()->iface.copy(drv()->ctx, w, 0, w, 4, 4));
         float *w3 = malloc(N * K * 4);
         for (int i = 0; i < N * K; i++) w3[i] = 2 * w2[i];
         w3[0] = w3[1];
-        run(e, x, w, y, o);
+        run_dot(e, x, w, y, o);
         TT_CHECK(max_err(o, xv, w3, 1) < 2 * tol[pi]);
         free(w3);
-        d->iface.executable_free(d->ctx, e);
-        d->iface.executable_free(d->ctx, dbl);
-        d->iface.buffer_free(d->ctx, x), d->iface.buffer_free(d->ctx, w), d->iface.buffer_free(d->ctx, y);
+        drv()->iface.executable_free(drv()->ctx, e);
+        drv()->iface.executable_free(drv()->ctx, dbl);
+        drv()->iface.buffer_free(drv()->ctx, x), drv()->iface.buffer_free(drv()->ctx, w), drv()->iface.buffer_free(drv()->ctx, y);
     }
     free(xv), free(wv), free(w2), free(first), free(o);
 }
@@ -143,35 +130,34 @@ static void an_operand_the_execution_writes_is_never_kept(void) {
     float *xv = calloc(M * K, 4), *wv = calloc(N * K, 4), *o = malloc(M * N * 4);
     for (int i = 0; i < M * K; i++) xv[i] = 1.0f;
     for (int i = 0; i < N * K; i++) wv[i] = 1.0f;
-    tt_buffer *x = buf(xv, M * K), *w = buf(wv, N * K);
+    tt_buffer *x = upload(xv, (size_t)(M * K) * 4), *w = upload(wv, (size_t)(N * K) * 4);
     tt_executable *e = dot_exe(TT_PRECISION_FP32);
     int64_t h0, f0, h, f;
     stats(&h0, &f0);
     int64_t xd[2] = {M, K}, wd[2] = {N, K}, yd[2] = {M, N};
     /* y is written into w's buffer (as big as needed: N*K >= M*N) */
     for (int r = 0; r < 3; r++) {
-        TT_CHECK_OK(d->iface.write(d->ctx, w, 0, wv, N * K * 4));
+        TT_CHECK_OK(drv()->iface.write(drv()->ctx, w, 0, wv, N * K * 4));
         tt_exec_arg args[2] = {view(x, 2, xd), view(w, 2, wd)}, res = view(w, 2, yd);
-        TT_CHECK_OK(d->iface.execute(d->ctx, 0, e, args, 2, &res, 1));
-        TT_CHECK_OK(d->iface.read(d->ctx, w, 0, o, M * N * 4));
+        TT_CHECK_OK(drv()->iface.execute(drv()->ctx, 0, e, args, 2, &res, 1));
+        TT_CHECK_OK(drv()->iface.read(drv()->ctx, w, 0, o, M * N * 4));
         TT_CHECK(o[0] == (float)K && o[M * N - 1] == (float)K);
     }
     stats(&h, &f);
     TT_CHECK(h == h0 && f == f0);
-    d->iface.executable_free(d->ctx, e);
-    d->iface.buffer_free(d->ctx, x), d->iface.buffer_free(d->ctx, w);
+    drv()->iface.executable_free(drv()->ctx, e);
+    drv()->iface.buffer_free(drv()->ctx, x), drv()->iface.buffer_free(drv()->ctx, w);
     free(xv), free(wv), free(o);
 }
 
 int main(void) {
-    d = tt_host_driver_create(1, 0);
-    if (!d) return 1;
+    if (!drv()) return 1;
     static const tt_test_case cases[] = {
         {"a weight stays packed until it is written", a_weight_stays_packed_until_it_is_written},
         {"an operand the execution writes is never kept", an_operand_the_execution_writes_is_never_kept},
         {NULL, NULL},
     };
     int rc = tt_test_run(cases);
-    tt_driver_destroy(d);
+    tt_driver_destroy(D);
     return rc;
 }

@@ -75,6 +75,17 @@ static inline tt_status run(tt_ir_builder *b, const void *const *in, void *const
     return st;
 }
 
+/* Attributes of a plain matmul: lhs dim lc contracted with rhs dim rc, no batch dims, at precision prec. */
+static inline tt_ir_attrs dot_attrs(int64_t lc, int64_t rc, tt_precision prec) {
+    tt_ir_attrs a;
+    memset(&a, 0, sizeof a);
+    a.dot.lhs_contract.n = a.dot.rhs_contract.n = 1;
+    a.dot.lhs_contract.v[0] = lc;
+    a.dot.rhs_contract.v[0] = rc;
+    a.dot.precision = prec;
+    return a;
+}
+
 static inline bool same_f(float a, float b, float tol) {
     if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
     if (isinf(a) || isinf(b)) return a == b;

@@ -14,12 +14,11 @@
  *   AVX-512F / AVX2+FMA / portable C f32 FMA on the same bf16-exact values (products of bf16 values are exact in
  *   f32, so results agree up to accumulation order; vdpbf16ps also flushes denormals).
  *   Blocking: A is packed once, whole, into MR-row micro-panels; exact f32 reads A in place instead (the copy cost
- *   as much as the multiply when N is small). Then, when C's column blocks
- *   (about NC wide, as many as a multiple of the thread count) give every thread work, each task takes one column
- *   block, packs its B columns into NR-column panels one k' slice (at most KC) at a time (transposing 16 x 16 tiles in
- *   registers when B is a weight stored [N, K]) and runs all of A against the slice while it is in L2; otherwise
- *   B is packed whole and the tasks are MC x NC tiles. An MR x NR register tile kernel walks the panels (packing:
- *   host_matmul_pack.c). Small problems skip packing:
+ *   as much as the multiply when N is small). Then, when C's column blocks (about NC wide, as many as a multiple
+ *   of the thread count) give every thread work, each task takes one column block, packs its B columns into
+ *   NR-column panels one k' slice (at most KC) at a time (transposing 16 x 16 tiles in registers when B is a weight
+ *   stored [N, K]) and runs all of A against the slice while it is in L2; otherwise B is packed whole and the tasks
+ *   are MC x NC tiles. An MR x NR register tile kernel walks the panels (packing: host_matmul_pack.c). Small problems skip packing:
  *   one-pass ones up to SMALL_WORK(_F32) per batch entry (host_matmul_small.c, register tiles over B in place), the
  *   multi-term ones up to 16384; batch entries spread over the pool.
  */

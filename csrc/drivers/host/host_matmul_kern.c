@@ -71,7 +71,6 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_rx16(
             _mm256_storeu_ps(d, accum ? _mm256_add_ps(acc[i][h], _mm256_loadu_ps(d)) : acc[i][h]);
         }
 }
-#define AVX2_BLOCK(R, ...) avx2_rx16(R, __VA_ARGS__)
 
 __attribute__((target("avx2,fma"))) static void kern_f32_avx2(int64_t kc, const float *a, int64_t ars, int64_t acs,
                                                               const float *b, float *c, int64_t ldc, int accum,
@@ -82,15 +81,26 @@ __attribute__((target("avx2,fma"))) static void kern_f32_avx2(int64_t kc, const 
             const float *ar = a + r0 * ars;
             float *cr = c + r0 * ldc + 16 * h;
             switch (rows) {
-            case 1: AVX2_BLOCK(1, kc, ar, ars, acs, b + 16 * h, cr, ldc, accum); break;
-            case 2: AVX2_BLOCK(2, kc, ar, ars, acs, b + 16 * h, cr, ldc, accum); break;
-            case 3: AVX2_BLOCK(3, kc, ar, ars, acs, b + 16 * h, cr, ldc, accum); break;
-            case 4: AVX2_BLOCK(4, kc, ar, ars, acs, b + 16 * h, cr, ldc, accum); break;
-            case 5: AVX2_BLOCK(5, kc, ar, ars, acs, b + 16 * h, cr, ldc, accum); break;
-            default: AVX2_BLOCK(6, kc, ar, ars, acs, b + 16 * h, cr, ldc, accum); break;
+            case 1: avx2_rx16(1, kc, ar, ars, acs, b + 16 * h, cr, ldc, accum); break;
+            case 2: avx2_rx16(2, kc, ar, ars, acs, b + 16 * h, cr, ldc, accum); break;
+            case 3: avx2_rx16(3, kc, ar, ars, acs, b + 16 * h, cr, ldc, accum); break;
+            case 4: avx2_rx16(4, kc, ar, ars, acs, b + 16 * h, cr, ldc, accum); break;
+            case 5: avx2_rx16(5, kc, ar, ars, acs, b + 16 * h, cr, ldc, accum); break;
+            default: avx2_rx16(6, kc, ar, ars, acs, b + 16 * h, cr, ldc, accum); break;
             }
         }
     }
+}
+
+/* The zmm kernels' R x 32 accumulators into c (row stride ldc), added to what c holds when accum. */
+__attribute__((target("avx512f"), always_inline)) static inline void store_rx32(const int R, __m512 acc[][2], float *c,
+                                                                                int64_t ldc, int accum) {
+#pragma GCC unroll 14
+    for (int i = 0; i < R; i++)
+        for (int h = 0; h < 2; h++) {
+            float *d = c + i * ldc + 16 * h;
+            _mm512_storeu_ps(d, accum ? _mm512_add_ps(acc[i][h], _mm512_loadu_ps(d)) : acc[i][h]);
+        }
 }
 
 /* AVX-512: R rows x 32 columns in 2R zmm accumulators (28 at R = 14, the two B vectors beside them; each A value
@@ -112,19 +122,13 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_rx32
             acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
         }
     }
-#pragma GCC unroll 14
-    for (int i = 0; i < R; i++)
-        for (int h = 0; h < 2; h++) {
-            float *d = c + i * ldc + 16 * h;
-            _mm512_storeu_ps(d, accum ? _mm512_add_ps(acc[i][h], _mm512_loadu_ps(d)) : acc[i][h]);
-        }
+    store_rx32(R, acc, c, ldc, accum);
 }
-#define AVX512_KERN(R, ...) avx512_rx32(R, __VA_ARGS__)
 
 __attribute__((target("avx512f"))) static void kern_f32_avx512(int64_t kc, const float *a, int64_t ars, int64_t acs,
                                                                const float *b, float *c, int64_t ldc, int accum,
                                                                int rows) {
-    ROW_SWITCH(AVX512_KERN, kc, a, ars, acs, b, c, ldc, accum)
+    ROW_SWITCH(avx512_rx32, kc, a, ars, acs, b, c, ldc, accum)
 }
 
 /* kp = number of k' pairs; a: uint32 pairs [kp][MR], b: uint32 pairs [kp][NR]. */
@@ -143,18 +147,12 @@ bf16_rx32(const int R, int64_t kp, const uint32_t *a, const uint32_t *b, float *
             acc[i][1] = _mm512_dpbf16_ps(acc[i][1], ai, b1);
         }
     }
-#pragma GCC unroll 14
-    for (int i = 0; i < R; i++)
-        for (int h = 0; h < 2; h++) {
-            float *d = c + i * ldc + 16 * h;
-            _mm512_storeu_ps(d, accum ? _mm512_add_ps(acc[i][h], _mm512_loadu_ps(d)) : acc[i][h]);
-        }
+    store_rx32(R, acc, c, ldc, accum);
 }
-#define BF16_KERN(R, ...) bf16_rx32(R, __VA_ARGS__)
 
 __attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl"))) static void
 kern_bf16_avx512(int64_t kp, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc, int accum, int rows) {
-    ROW_SWITCH(BF16_KERN, kp, a, b, c, ldc, accum)
+    ROW_SWITCH(bf16_rx32, kp, a, b, c, ldc, accum)
 }
 #endif
 
