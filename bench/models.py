@@ -3,7 +3,7 @@ measured in one run: the all-MiniLM-L6-v2 forward (no grad) and a small GPT's tr
 AdamW; the model compiled, the optimizer eager), with matmuls in exact f32 on both sides, and the peak memory of the
 training step.
 
-    HF_HUB_OFFLINE=1 python3 bench/models.py [--repeats R] [--steps N] [--skip-minilm]
+    HF_HUB_OFFLINE=1 python3 bench/models.py [--repeats R] [--steps N] [--skip-minilm] [--no-pjrt]
 
 Times are medians over R repeats after warm-up runs (compiles excluded); a tpu run ends with a read of its
 result (the embeddings' .cpu(), the loss's .item()), as a training loop does. Ratios > 1 mean tpu is faster.
@@ -16,7 +16,8 @@ both sides. Run on a quiet machine; the load average is printed.
 The PyTorch CPU column and the tpu columns run in separate child processes (as in bench/fusion.py): PyTorch's
 OpenMP workers spin-wait on both cores for a while after every CPU op and, in one process, take the cores from the
 tpu columns' threads. Each model gets its own processes too: the CPU GPT step measured 23 ms alone and 27-35 ms
-after the MiniLM runs in the same process.
+after the MiniLM runs in the same process. The tpu columns are measured again in a process on the PJRT driver
+(TORCHTPU_DRIVER=pjrt, OpenXLA's CPU plugin): the same programs compiled by XLA instead of the host driver.
 """
 import argparse
 import copy
@@ -24,6 +25,8 @@ import json
 import os
 import sys
 
+if "pjrt" in sys.argv:  # a child measuring the tpu columns on the PJRT driver (chosen before torchtpu loads)
+    os.environ["TORCHTPU_DRIVER"] = "pjrt"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -133,7 +136,8 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (default: the tpu host pool's)")
     ap.add_argument("--skip-minilm", action="store_true")
-    ap.add_argument("--group", choices=["cpu", "tpu"], help=argparse.SUPPRESS)  # a child process's share
+    ap.add_argument("--no-pjrt", action="store_true", help="skip the PJRT driver's columns")
+    ap.add_argument("--group", choices=["cpu", "tpu", "pjrt"], help=argparse.SUPPRESS)  # a child process's share
     ap.add_argument("--case", choices=list(CASES), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     import warnings
@@ -141,6 +145,11 @@ def main(argv=None):
     warnings.filterwarnings("ignore", message="torchtpu: operator")
     torch.set_num_threads(args.threads or torchtpu._C.host_num_threads())
     torchtpu.set_precision("exact")  # plain f32 matmuls, as PyTorch CPU's
+    if args.group == "pjrt":  # the tpu columns, on the PJRT driver (XLA's CPU plugin), as "pjrt <column>"
+        args.group = "tpu"
+        out = CASES[args.case](args)
+        print(json.dumps({args.case: {f"pjrt {k}": v for k, v in out.items() if k in ("strict", "fused", "compiled")}}))
+        return 0
     if args.group:
         print(json.dumps({args.case: CASES[args.case](args)}))
         return 0
@@ -153,8 +162,11 @@ def main(argv=None):
     for case in CASES:  # one process per case and column: a MiniLM run first slowed the CPU GPT step by up to 50%
         if case == "minilm forward" and args.skip_minilm:
             continue
-        res.update(run_groups(os.path.abspath(__file__), ("cpu", "tpu"), ["--repeats", str(args.repeats), "--threads",
-                                                                          str(torch.get_num_threads()), "--case", case]))
+        groups = ("cpu", "tpu") if args.no_pjrt else ("cpu", "tpu", "pjrt")
+        for row, cols in run_groups(os.path.abspath(__file__), groups,
+                                    ["--repeats", str(args.repeats), "--threads", str(torch.get_num_threads()),
+                                     "--case", case]).items():
+            res.setdefault(row, {}).update(cols)
     hdr = (f"{'model':<16} {'shape':>14} {'cpu':>7} {'strict':>7} {'fused':>7} | {'fused/strict':>12} "
            f"{'strict/cpu':>10} {'fused/cpu':>9} | {'inductor':>8} {'compiled':>8} {'comp/ind':>8} {'comp/fused':>10}")
     print(hdr)
@@ -164,6 +176,17 @@ def main(argv=None):
               f"{r['strict'] / r['fused']:11.2f}x {r['cpu'] / r['strict']:9.2f}x {r['cpu'] / r['fused']:8.2f}x | "
               f"{r['inductor']:8.1f} {r['compiled']:8.1f} {r['inductor'] / r['compiled']:7.2f}x "
               f"{r['fused'] / r['compiled']:9.2f}x")
+    if not args.no_pjrt:
+        print(f"\nthe same tpu columns on the PJRT driver (XLA's CPU plugin; TPU precision written out as bf16 passes"
+              f" where the matmul is not exact f32), next to the host driver's:")
+        hdr = (f"{'model':<16} {'cpu':>7} | {'host strict':>11} {'fused':>7} {'compiled':>8} | {'pjrt strict':>11} "
+               f"{'fused':>7} {'compiled':>8} | {'pjrt fused/cpu':>14} {'pjrt/host fused':>15}")
+        print(hdr)
+        print("-" * len(hdr))
+        for name, r in res.items():
+            print(f"{name:<16} {r['cpu']:7.1f} | {r['strict']:11.1f} {r['fused']:7.1f} {r['compiled']:8.1f} | "
+                  f"{r['pjrt strict']:11.1f} {r['pjrt fused']:7.1f} {r['pjrt compiled']:8.1f} | "
+                  f"{r['cpu'] / r['pjrt fused']:13.2f}x {r['fused'] / r['pjrt fused']:14.2f}x")
     g = res["gpt train step"]
     pc, ps, pf = g["peak cpu"], g["peak strict"], g["peak fused"]
     print(f"\ngpt train step peak memory: cpu eager {pc / MiB:.1f} MiB, strict {ps / MiB:.1f} MiB, fused "

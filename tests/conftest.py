@@ -22,6 +22,11 @@ import torchtpu  # noqa: E402  (registers the tpu device)
 
 torchtpu.set_precision("exact")  # torch (and torchtpu with it) may have been imported before the line above
 
+# "host" or "pjrt" (TORCHTPU_DRIVER). A few properties are the host driver's own: bit-for-bit equal results of a
+# fused window and a compiled graph, a division kept a division, executables holding scratch memory; tests of
+# them ask for it here. XLA (pjrt) fuses each program its own way and may rewrite x / c as x * (1 / c).
+DRIVER = torchtpu._C.driver_name()
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)  # `from tests.models import ...` and `examples/` work from any cwd

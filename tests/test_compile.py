@@ -11,7 +11,7 @@ import torch
 import torch.nn as nn
 
 import torchtpu
-from tests.conftest import ROOT, run_python
+from tests.conftest import DRIVER, ROOT, run_python
 
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 
@@ -141,9 +141,14 @@ def test_a_training_step_replays_its_programs_and_matches_eager_step_for_step(dr
     assert graphs() == before + 2  # forward and backward
     # steps 2 to 4 launch both programs again; with dropout the forward draws new counters each time
     assert torchtpu._compile.compile_stats()["replays"] == replays + 6
-    assert compiled == eager  # same ops, same random numbers, same order: bit for bit
-    for a, b in zip(compiled_params, eager_params):
-        assert torch.equal(a, b)
+    if DRIVER == "host":
+        assert compiled == eager  # same ops, same random numbers, same order: bit for bit
+        for a, b in zip(compiled_params, eager_params):
+            assert torch.equal(a, b)
+    else:  # XLA fuses the eager windows and the graph differently: the last bits may differ
+        torch.testing.assert_close(torch.tensor(compiled), torch.tensor(eager), rtol=1e-5, atol=0)
+        for a, b in zip(compiled_params, eager_params):  # Adam moves a near-zero gradient's weight by ~lr
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-3)
 
 
 def test_a_replayed_graph_writes_its_input_mutations():
@@ -286,7 +291,11 @@ def test_a_precision_block_inside_a_compiled_function_is_part_of_the_graph():
     cf = torch.compile(f, backend="tpu", fullgraph=True)  # no graph break
     for _ in range(3):  # recorded, then replayed
         gx, gy, gz = (t.cpu() for t in cf(a, b))
-        assert torch.equal(gx, x) and torch.equal(gy, y) and torch.equal(gz, z)
+        if DRIVER == "host":
+            assert torch.equal(gx, x) and torch.equal(gy, y) and torch.equal(gz, z)
+        else:  # XLA may sum in another order inside the graph; a last-bit change can flip a bf16 rounding
+            for g, want in ((gx, x), (gy, y), (gz, z)):  # values up to ~1e3
+                torch.testing.assert_close(g, want, rtol=1e-5, atol=1e-3)
     assert not torch.equal(gy, x.to("tpu").cpu() @ b.cpu()), "the block's matmul rounds to bf16"
     assert torchtpu._C.get_thread_precision() == -1  # the block's override is gone
 

@@ -7,6 +7,8 @@ import textwrap
 import threading
 import types
 
+import re
+
 import pytest
 import torch
 import torchtpu
@@ -195,10 +197,13 @@ def test_custom_compiler_options_are_validated(bad, exc):
 
 
 # ---- device functions --------------------------------------------------------------------------------------------
-def test_device_name_says_it_is_torchtpus_host_driver():
-    assert torch.tpu.get_device_name() == "torchtpu host driver"
+def test_device_name_says_which_driver_runs_it():
+    if torchtpu._C.driver_name() == "host":
+        assert torch.tpu.get_device_name() == "torchtpu host driver"
+    else:  # the PJRT driver names its plugin: "torchtpu pjrt driver (pjrt xla_cpu_pjrt.so cpu ...)"
+        assert re.fullmatch(r"torchtpu pjrt driver \(pjrt \S+\.so \w+ .*\)", torch.tpu.get_device_name())
     assert torch.tpu.get_device_name(0) == torch.tpu.get_device_name("tpu:0")
-    assert torch.tpu.get_device_properties(0).name == "torchtpu host driver"
+    assert torch.tpu.get_device_properties(0).name == torch.tpu.get_device_name()
 
 
 @pytest.mark.parametrize("fn", [torch.tpu.set_device, torch.tpu.get_device_name, torch.tpu.get_rng_state,

@@ -66,7 +66,35 @@ def _refuse_google_torch_tpu():
             "(`pip uninstall torch-tpu` or `pip uninstall torchtpu`) or use separate environments.")
 
 
+def _default_pjrt_plugin():
+    """TORCHTPU_DRIVER=pjrt without TORCHTPU_PJRT_PLUGIN: libtpu's plugin on a TPU host (a TPU device node and the
+    libtpu package), else the installed OpenXLA CPU plugin (PyPI xla-cpu-pjrt). The C runtime reads the variable."""
+    import glob
+    import importlib.util
+    import os
+
+    if os.environ.get("TORCHTPU_DRIVER") != "pjrt":
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # XLA's start-up INFO lines on stderr
+    if os.environ.get("TORCHTPU_PJRT_PLUGIN"):
+        return
+    candidates = []
+    if glob.glob("/dev/accel*") or glob.glob("/dev/vfio/[0-9]*"):
+        candidates.append(("libtpu", "libtpu.so"))
+    candidates.append(("xla_plugins.xla_cpu_pjrt", "xla_cpu_pjrt.so"))
+    for module, library in candidates:
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            spec = None
+        for where in (spec.submodule_search_locations or []) if spec else []:
+            if os.path.exists(os.path.join(where, library)):
+                os.environ["TORCHTPU_PJRT_PLUGIN"] = os.path.join(where, library)
+                return
+
+
 _refuse_google_torch_tpu()
+_default_pjrt_plugin()
 _fresh = _claim_backend_name()
 
 from . import _C  # noqa: E402  (registers the device's C++ kernels)
@@ -117,7 +145,8 @@ if _fresh:
     _atexit.register(_quiesce_at_exit)
 
 from ._stablehlo import stablehlo  # noqa: E402
+from ._aot import aot_compile  # noqa: E402
 
 
 __all__ = ["metrics", "reset_metrics", "set_eager_mode", "get_eager_mode", "eager_mode", "EagerMode", "stablehlo",
-           "Precision", "set_precision", "get_precision"]
+           "aot_compile", "Precision", "set_precision", "get_precision"]

@@ -20,6 +20,7 @@ int register_lowered_kernels();
 void trace_abort();
 std::string trace_end(const std::vector<at::Tensor>& outputs);
 void register_graph(py::module& m);
+void register_aot(py::module& m);
 }  // namespace torchtpu
 
 using namespace torchtpu;
@@ -98,6 +99,7 @@ PYBIND11_MODULE(_C, m) {
     m.def("current_device", [] { return (int)current_device(); });
     m.def("set_device", [](int d) { set_current_device((c10::DeviceIndex)d); });
     m.def("driver_name", [] { ensure_init(); return std::string(tt_rt_driver_name()); });
+    m.def("driver_identity", [] { ensure_init(); return std::string(tt_rt_driver_identity()); });
     m.def("synchronize", [](int d) {
         ensure_init();
         py::gil_scoped_release nogil;
@@ -256,6 +258,7 @@ PYBIND11_MODULE(_C, m) {
         check(tt_rt_graph_end(d, prev));
     });
     register_graph(m);  // graph_end_capture, GraphReplay (graph.cpp)
+    register_aot(m);    // capture_start/stop, pjrt_aot_compile (aot.cpp)
     // ---- eager modes: the calling thread's override ("" = none: the process mode applies)
     m.def("set_thread_eager_mode", [](const std::string& mode) {
         ensure_init();

@@ -105,6 +105,30 @@ void tt_driver_destroy(tt_driver *d); /* calls iface.destroy and frees d; accept
 /* The embedded host driver: n_devices virtual devices sharing this CPU; memory_limit bytes per device (0 = none).
  * Returns NULL on out of memory. Kernels dispatch on CPU features at run time. */
 tt_driver *tt_host_driver_create(int n_devices, size_t memory_limit);
+/* The PJRT driver: loads the PJRT C API plugin at plugin_path (OpenXLA's CPU plugin, libtpu), creates a client with
+ * n_devices addressable devices (or the plugin's own count, if lower), memory_limit bytes per device (0 = none).
+ * UNSUPPORTED when this build has no PJRT driver; the plugin's own message on any failure. */
+tt_status tt_pjrt_driver_create(const char *plugin_path, int n_devices, size_t memory_limit, tt_driver **out);
+/* The plugin's platform name ("cpu", "tpu") if d is a PJRT driver, else NULL. */
+const char *tt_pjrt_platform(const tt_driver *d);
+/* An ahead-of-time compile for a device that is not here (libtpu: no TPU needed). Bytes are XLA's figures for one
+ * chip; costs are the plugin's cost analysis ("flops", "bytes accessed", ...). */
+#define TT_PJRT_AOT_MAX_COSTS 16
+typedef struct tt_pjrt_aot_result {
+    void *executable; /* the serialized executable (malloc'd; tt_pjrt_aot_result_free) */
+    size_t executable_size;
+    int64_t argument_bytes, output_bytes, alias_bytes, temp_bytes, generated_code_bytes, peak_bytes;
+    int32_t n_costs;
+    struct {
+        char name[48];
+        double value;
+    } costs[TT_PJRT_AOT_MAX_COSTS];
+} tt_pjrt_aot_result;
+/* Compiles StableHLO text for topology (e.g. "v5e:2x2") with the plugin at plugin_path, without a client. A
+ * program too large for the chip is the plugin's error (TT_STATUS_OUT_OF_MEMORY for RESOURCE_EXHAUSTED). */
+tt_status tt_pjrt_aot_compile(const char *plugin_path, const char *topology, const char *stablehlo,
+                              tt_pjrt_aot_result *out);
+void tt_pjrt_aot_result_free(tt_pjrt_aot_result *r);
 /* Number of worker threads the host driver uses (the thread pool is process-wide). */
 int tt_host_num_threads(void);
 /* CPU features found at run time, e.g. "avx512bf16 avx512f avx2" (borrowed, static). */

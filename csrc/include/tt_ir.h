@@ -284,6 +284,30 @@ tt_status tt_ir_verify(const tt_ir_program *p);  /* every type and attribute con
 bool tt_ir_program_equal(const tt_ir_program *a, const tt_ir_program *b); /* structural equality (cache check) */
 /* StableHLO text of the whole program (a module with func @main). *text owned by caller (free()). */
 tt_status tt_ir_print_stablehlo(const tt_ir_program *p, char **text);
+/* With flags: TT_IR_PRINT_DONORS marks every parameter `jax.buffer_donor = true` (the caller of an executable then
+ * names, per execution, the arguments that must not be donated). */
+#define TT_IR_PRINT_DONORS 1u
+tt_status tt_ir_print_stablehlo_ex(const tt_ir_program *p, uint32_t flags, char **text);
+/* p with every f32 dot_general / convolution at DEFAULT, HIGH or HIGHEST written out as its 1, 3 or 6 bf16
+ * passes accumulated in f32 (for a backend that ignores precision_config); p itself (retained) when it has none.
+ * Same parameters and outputs. *out owned by the caller. */
+tt_status tt_ir_expand_precision(tt_ir_program *p, tt_ir_program **out);
+/* A bounds-checked gather or scatter, made an extra output by tt_ir_expand_bounds_checks: after a run its i64[2]
+ * holds (position of the first bad index component, or INT64_MAX; its value). position % n_components is the
+ * component's rank in the order the host driver tests them; dim and size are listed by that rank. */
+typedef struct tt_ir_bounds_check {
+    int32_t node; /* the node in the program given to tt_ir_expand_bounds_checks */
+    tt_ir_bounds_error kind;
+    int32_t n_components;
+    int64_t dim[TT_MAX_RANK], size[TT_MAX_RANK];
+} tt_ir_bounds_check;
+/* p with one extra i64[2] output per bounds-checked gather/scatter (appended after p's outputs, in node order);
+ * *checks (malloc'd, the caller frees) describes them. p itself (retained) and no checks when it has none. */
+tt_status tt_ir_expand_bounds_checks(tt_ir_program *p, tt_ir_program **out, tt_ir_bounds_check **checks,
+                                     int32_t *n_checks);
+/* PyTorch's error for index v out of range along dim d of size n (IndexError or RuntimeError by kind), set as the
+ * thread's error; returns its status. */
+tt_status tt_ir_bounds_status(tt_ir_bounds_error kind, int64_t v, int64_t d, int64_t n);
 
 /* ---- leaves ---- */
 tt_ir_value tt_ir_param(tt_ir_builder *b, tt_dtype dt, int32_t rank, const int64_t *dims);

@@ -41,7 +41,8 @@ tt_status tt_rt_init(void);
  * the runtime is already running. */
 tt_status tt_rt_init_with_driver(tt_driver *driver);
 int tt_rt_device_count(void);
-const char *tt_rt_driver_name(void);
+const char *tt_rt_driver_name(void);     /* "host", "pjrt" */
+const char *tt_rt_driver_identity(void); /* the driver's identity ("pjrt xla_cpu_pjrt.so cpu ..."), else its name */
 
 /* ---- storages ---- */
 typedef struct tt_rt_storage tt_rt_storage;
@@ -365,6 +366,13 @@ int64_t tt_rt_activity_clock_ns(void); /* the records' clock, now: CLOCK_REALTIM
 
 /* Shuts down worker threads and frees the driver (tests; the extension never calls it). */
 void tt_rt_shutdown(void);
+
+/* ---- capture (torchtpu.aot_compile) ----
+ * The programs the device executes between start and stop (every mode and torch.compile graphs alike), each once
+ * by structure, in first-run order. stop returns them (a malloc'd array of retained programs; the caller
+ * destroys each and frees the array). */
+tt_status tt_rt_capture_start(void);
+int32_t tt_rt_capture_stop(tt_ir_program ***programs);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tt_ir.h"
+#include "ir_internal.h"
 
 static tt_ir_value tt_ir_inline_node(tt_ir_builder *b, const tt_ir_program *p, const tt_ir_node *n,
                                      const tt_ir_value *in, const tt_ir_value *param_values, tt_ir_value *second) {
@@ -53,6 +53,11 @@ static tt_ir_value tt_ir_inline_node(tt_ir_builder *b, const tt_ir_program *p, c
 
 tt_status tt_ir_builder_inline(tt_ir_builder *b, const tt_ir_program *p, const tt_ir_value *param_values,
                                tt_ir_value *out_values) {
+    return tt_ir_inline_rewrite(b, p, param_values, out_values, NULL, NULL);
+}
+
+tt_status tt_ir_inline_rewrite(tt_ir_builder *b, const tt_ir_program *p, const tt_ir_value *param_values,
+                               tt_ir_value *out_values, tt_ir_rewrite_fn rewrite, void *user) {
     tt_ir_value stack_map[256];
     tt_ir_value *map = stack_map;
     if (p->n_values > 256) {
@@ -69,10 +74,31 @@ tt_status tt_ir_builder_inline(tt_ir_builder *b, const tt_ir_program *p, const t
         }
         for (int32_t j = 0; j < n->n_inputs; j++) in[j] = map[p->operands[n->inputs_offset + j]];
         tt_ir_value second = TT_IR_NONE;
-        map[n->outputs[0]] = tt_ir_inline_node(b, p, n, in, param_values, &second);
+        tt_ir_value v = rewrite && n->n_outputs == 1 ? rewrite(b, p, n, in, user) : TT_IR_NONE;
+        map[n->outputs[0]] = v != TT_IR_NONE ? v : tt_ir_inline_node(b, p, n, in, param_values, &second);
         if (n->n_outputs > 1) map[n->outputs[1]] = second;
     }
     for (int32_t i = 0; i < p->n_outputs; i++) out_values[i] = map[p->outputs[i]];
     if (map != stack_map) free(map);
     return tt_ir_builder_status(b);
+}
+
+tt_status tt_ir_rewrite_begin(const tt_ir_program *p, tt_ir_rewrite_fn rewrite, void *user, tt_ir_builder **out) {
+    tt_ir_builder *b = *out = tt_ir_builder_create();
+    tt_ir_value *vals = malloc(sizeof *vals * (size_t)(p->n_params + p->n_outputs + 1));
+    if (!b || !vals) {
+        free(vals);
+        return tt_error(TT_STATUS_OUT_OF_MEMORY, "rewrite: out of memory");
+    }
+    tt_ir_value *outs = vals + p->n_params;
+    for (int32_t i = 0; i < p->n_params; i++) { /* created in index order: the same parameter indices */
+        const tt_ir_type *t = &p->types[p->params[i]];
+        vals[i] = p->nodes[p->value_node[p->params[i]]].op == TT_OP_SCALAR_PARAMETER
+                      ? tt_ir_scalar_param(b, t->dtype)
+                      : tt_ir_param(b, t->dtype, t->rank, t->dims);
+    }
+    tt_status st = tt_ir_inline_rewrite(b, p, vals, outs, rewrite, user);
+    for (int32_t i = 0; st == TT_OK && i < p->n_outputs; i++) tt_ir_builder_add_output(b, outs[i]);
+    free(vals);
+    return st;
 }

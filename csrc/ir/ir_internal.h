@@ -22,4 +22,14 @@ tt_status tt_ir_check_type(const char *what, const tt_ir_type *t);
 tt_status tt_ir_infer(tt_ir_op op, const tt_ir_attrs *a, const tt_ir_type *types, int32_t n_in,
                       const tt_ir_value *ins, const tt_ir_type *hint, tt_ir_type *out, int32_t *n_out);
 
+/* tt_ir_builder_inline with a hook: rewrite(b, p, node, its mapped inputs, user) may emit a replacement for a
+ * one-result node and return its value, or return TT_IR_NONE to replay the node as it is. */
+typedef tt_ir_value (*tt_ir_rewrite_fn)(tt_ir_builder *b, const tt_ir_program *p, const tt_ir_node *n,
+                                        const tt_ir_value *in, void *user);
+tt_status tt_ir_inline_rewrite(tt_ir_builder *b, const tt_ir_program *p, const tt_ir_value *param_values,
+                               tt_ir_value *out_values, tt_ir_rewrite_fn rewrite, void *user);
+/* A new builder (*out, the caller destroys it, also on failure) holding p's parameters (same indices), p's nodes
+ * through rewrite, and p's outputs; the caller may add outputs, then finishes it. */
+tt_status tt_ir_rewrite_begin(const tt_ir_program *p, tt_ir_rewrite_fn rewrite, void *user, tt_ir_builder **out);
+
 #endif

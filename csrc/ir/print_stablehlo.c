@@ -751,7 +751,9 @@ static void put_node(printer *pr, const tt_ir_node *n) {
     put_signature(pr, n, 0, NULL);
 }
 
-tt_status tt_ir_print_stablehlo(const tt_ir_program *p, char **text) {
+tt_status tt_ir_print_stablehlo(const tt_ir_program *p, char **text) { return tt_ir_print_stablehlo_ex(p, 0, text); }
+
+tt_status tt_ir_print_stablehlo_ex(const tt_ir_program *p, uint32_t flags, char **text) {
     if (!text) return tt_error(TT_STATUS_INVALID_ARGUMENT, "print_stablehlo: text is NULL");
     *text = NULL;
     if (!p) return tt_error(TT_STATUS_INVALID_ARGUMENT, "print_stablehlo: program is NULL");
@@ -764,6 +766,7 @@ tt_status tt_ir_print_stablehlo(const tt_ir_program *p, char **text) {
     for (int32_t i = 0; i < p->n_params; i++) {
         sb_printf(&b, "%s%%arg%d: ", i ? ", " : "", (int)i);
         put_type(&b, &p->types[p->params[i]]);
+        if (flags & TT_IR_PRINT_DONORS) sb_printf(&b, " {jax.buffer_donor = true}");
     }
     sb_printf(&b, ") -> (");
     for (int32_t i = 0; i < p->n_outputs; i++) {

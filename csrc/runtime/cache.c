@@ -441,3 +441,56 @@ void tt_rt_cache_fini(void) {
     cache_n_buckets = 0;
     pthread_mutex_unlock(&cache_mu);
 }
+
+/* ---- capture: the programs executed between start and stop (torchtpu.aot_compile compiles them for another
+ * target). Process-wide (windows run on stream threads); off, it costs the execute sites one relaxed load. ---- */
+
+static pthread_mutex_t capture_mu = PTHREAD_MUTEX_INITIALIZER;
+static tt_ir_program **captured;
+static int32_t n_captured, cap_captured;
+
+static void capture_clear_locked(void) {
+    for (int32_t i = 0; i < n_captured; i++) tt_ir_program_destroy(captured[i]);
+    free(captured);
+    captured = NULL;
+    n_captured = cap_captured = 0;
+}
+
+tt_status tt_rt_capture_start(void) {
+    tt_status st = tt_rt_ensure();
+    if (st != TT_OK) return st;
+    pthread_mutex_lock(&capture_mu);
+    capture_clear_locked();
+    atomic_store(&tt_rt_g.capturing, true);
+    pthread_mutex_unlock(&capture_mu);
+    return TT_OK;
+}
+
+void tt_rt_capture_note(const tt_rt_cache_entry *entry) {
+    tt_ir_program *p = entry->program;
+    pthread_mutex_lock(&capture_mu);
+    bool seen = !atomic_load(&tt_rt_g.capturing);
+    for (int32_t i = 0; i < n_captured && !seen; i++)
+        seen = captured[i]->hash == p->hash && tt_ir_program_equal(captured[i], p);
+    if (!seen && n_captured == cap_captured) {
+        int32_t cap = cap_captured ? cap_captured * 2 : 16;
+        tt_ir_program **grown = realloc(captured, sizeof *grown * (size_t)cap);
+        if (grown) captured = grown, cap_captured = cap;
+    }
+    if (!seen && n_captured < cap_captured) { /* out of memory: the program is left out (rare; counted nowhere) */
+        tt_ir_program_retain(p);
+        captured[n_captured++] = p;
+    }
+    pthread_mutex_unlock(&capture_mu);
+}
+
+int32_t tt_rt_capture_stop(tt_ir_program ***programs) {
+    pthread_mutex_lock(&capture_mu);
+    atomic_store(&tt_rt_g.capturing, false);
+    *programs = captured;
+    int32_t n = n_captured;
+    captured = NULL;
+    n_captured = cap_captured = 0;
+    pthread_mutex_unlock(&capture_mu);
+    return n;
+}

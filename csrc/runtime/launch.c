@@ -143,6 +143,7 @@ static tt_status launch_debug(int device, tt_rt_cache_entry *entry, const tt_rt_
     for (int32_t j = 0; j < n_results; j++) view_to_exec(&ea[n_args + j], &results[j]);
     tt_driver *drv = tt_rt_g.driver;
     int64_t t0 = tt_rt_activity_on() ? tt_rt_activity_clock_ns() : 0;
+    tt_rt_capture_maybe(entry);
     tt_status st = drv->iface.execute(drv->ctx, device, tt_rt_cache_entry_exe(entry), ea, n_args, ea + n_args,
                                       n_results);
     if (t0) tt_rt_activity_note(op, device, TT_RT_ACTIVITY_KERNEL, t0);

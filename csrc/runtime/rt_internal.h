@@ -322,6 +322,7 @@ typedef struct tt_rt_state {
     bool log_compile;           /* TORCHTPU_LOG=compile: the cuts that end compiled graphs (graph.c) */
     bool op_lines;              /* each op notes the user's file:line for deferred errors (TORCHTPU_OP_LINES=0: off) */
     bool driver_strided;        /* the driver reads strided views in place (TT_DRIVER_CAP_STRIDED_VIEWS) */
+    _Atomic bool capturing;     /* tt_rt_capture_start: executed programs are noted (tt_rt_capture_note) */
     /* metrics */
     _Atomic int64_t cuts[TT_RT_CUT_COUNT];
     _Atomic int64_t windows_run, windows_ops, pending_dropped, window_replays;
@@ -331,6 +332,12 @@ typedef struct tt_rt_state {
 } tt_rt_state;
 
 extern tt_rt_state tt_rt_g;
+
+/* While capturing, notes the program of entry (once per structure); cache.c. Call sites check tt_rt_g.capturing. */
+void tt_rt_capture_note(const tt_rt_cache_entry *entry);
+static inline void tt_rt_capture_maybe(const tt_rt_cache_entry *entry) {
+    if (atomic_load_explicit(&tt_rt_g.capturing, memory_order_relaxed)) tt_rt_capture_note(entry);
+}
 
 /* Starts the runtime if needed: the cheap check every entry point makes. */
 static inline tt_status tt_rt_ensure(void) {

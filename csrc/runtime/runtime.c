@@ -150,15 +150,18 @@ tt_status tt_rt_init(void) {
     if ((st = read_cache_max()) != TT_OK) goto out;
     if ((st = read_fusion_config()) != TT_OK) goto out;
     if ((st = tt_rt_cache_configure()) != TT_OK) goto out;
-    /* The driver sits behind a tt_driver pointer so that a pjrt driver slots in here later. */
+    /* TORCHTPU_DRIVER: host (the default) or pjrt (the plugin TORCHTPU_PJRT_PLUGIN names; the Python package sets
+     * the installed CPU plugin's path when it is unset). */
     v = env_nonempty("TORCHTPU_DRIVER");
-    if (v && strcmp(v, "host") != 0) {
-        st = tt_error(!strcmp(v, "pjrt") ? TT_STATUS_UNSUPPORTED : TT_STATUS_INVALID_ARGUMENT,
-                      "TORCHTPU_DRIVER='%s' is not available in this build (available: 'host')", v);
+    if (v && strcmp(v, "host") != 0 && strcmp(v, "pjrt") != 0) {
+        st = tt_error(TT_STATUS_INVALID_ARGUMENT, "TORCHTPU_DRIVER='%s' is not a driver (available: 'host', 'pjrt')", v);
         goto out;
     }
-    tt_rt_g.driver = tt_host_driver_create((int)n_devices, (size_t)limit);
-    if (!tt_rt_g.driver) {
+    if (v && !strcmp(v, "pjrt")) {
+        if ((st = tt_pjrt_driver_create(env_nonempty("TORCHTPU_PJRT_PLUGIN"), (int)n_devices, (size_t)limit,
+                                        &tt_rt_g.driver)) != TT_OK)
+            goto out;
+    } else if (!(tt_rt_g.driver = tt_host_driver_create((int)n_devices, (size_t)limit))) {
         st = tt_error(TT_STATUS_OUT_OF_MEMORY, "could not create the host driver (%llu devices)", n_devices);
         goto out;
     }
@@ -215,6 +218,14 @@ int tt_rt_device_count(void) { return tt_rt_ensure() == TT_OK ? tt_rt_g.n_device
 const char *tt_rt_driver_name(void) {
     if (tt_rt_ensure() != TT_OK || !tt_rt_g.driver) return "";
     return tt_rt_g.driver->iface.name ? tt_rt_g.driver->iface.name : "";
+}
+
+const char *tt_rt_driver_identity(void) {
+    if (tt_rt_ensure() != TT_OK || !tt_rt_g.driver) return "";
+    const tt_driver_i *di = &tt_rt_g.driver->iface;
+    bool has = di->struct_size >= offsetof(tt_driver_i, identity) + sizeof di->identity && di->identity;
+    const char *id = has ? di->identity(tt_rt_g.driver->ctx) : NULL;
+    return id ? id : tt_rt_driver_name();
 }
 
 /* ---- eager mode ---- */

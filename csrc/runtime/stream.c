@@ -116,16 +116,18 @@ tt_status tt_rt_work_run(const tt_rt_work *w, char *msg, size_t msg_size) {
     tt_driver *drv = tt_rt_g.driver;
     tt_status st;
     int64_t t0 = tt_rt_activity_on() ? tt_rt_activity_clock_ns() : 0;
-    if (w->kind == TT_RT_WORK_LAUNCH)
+    if (w->kind == TT_RT_WORK_LAUNCH) {
+        tt_rt_capture_maybe(w->entry);
         st = drv->iface.execute(drv->ctx, w->device, tt_rt_cache_entry_exe(w->entry), w->args, w->n_args,
                                 w->results, w->n_results);
-    else if (w->kind == TT_RT_WORK_WRITE)
+    } else if (w->kind == TT_RT_WORK_WRITE) {
         st = drv->iface.write(drv->ctx, w->storages[0]->buffer, w->offset, w->data, w->nbytes);
-    else if (w->kind == TT_RT_WORK_COPY_ROWS)
+    } else if (w->kind == TT_RT_WORK_COPY_ROWS) {
         st = tt_rt_copy_rows_now(w->storages[1], w->offset, w->dst_stride, w->storages[0], w->src_offset,
                                  w->src_stride, w->nbytes, w->rows);
-    else
+    } else {
         return TT_OK;
+    }
     if (t0)
         tt_rt_activity_note(w->op_name, w->device,
                             w->kind == TT_RT_WORK_LAUNCH ? TT_RT_ACTIVITY_KERNEL : TT_RT_ACTIVITY_COPY, t0);

@@ -110,10 +110,12 @@ def synchronize(device=None):
 
 
 def get_device_name(device=None):
-    """Which driver runs the device: "torchtpu host driver" (TPU numerics on this machine's CPU). Google TorchTPU
-    answers with the chip ("TPU v6e"); a PJRT driver (issue 9) will name its plugin's device."""
+    """Which driver runs the device: "torchtpu host driver" (TPU numerics on this machine's CPU), or the PJRT
+    driver with its plugin ("torchtpu pjrt driver (pjrt xla_cpu_pjrt.so cpu ...)"). Google TorchTPU answers with
+    the chip ("TPU v6e")."""
     _index(device)
-    return f"torchtpu {_C.driver_name()} driver"
+    name = _C.driver_name()
+    return f"torchtpu {name} driver" + ("" if name == "host" else f" ({_C.driver_identity()})")
 
 
 _Props = namedtuple("_TpuDeviceProperties", "name total_memory multi_processor_count driver")

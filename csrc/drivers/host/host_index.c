@@ -37,14 +37,6 @@ static bool next_index(int64_t *idx, const int64_t *dims, int32_t n) {
     return false;
 }
 
-/* PyTorch's error for out-of-range index v along operand dim d of size n, by the op's bounds_error kind. */
-static tt_status bounds_error(tt_ir_bounds_error kind, int64_t v, int64_t d, int64_t n) {
-    if (kind == TT_IR_BOUNDS_TARGET) return tt_error(TT_STATUS_INDEX, "Target %lld is out of bounds.", (long long)v);
-    return tt_error(kind == TT_IR_BOUNDS_RUNTIME ? TT_STATUS_INVALID_ARGUMENT : TT_STATUS_INDEX,
-                    "index %lld is out of bounds for dimension %lld with size %lld", (long long)v, (long long)d,
-                    (long long)n);
-}
-
 tt_status tt_host_gather(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch) {
     (void)scratch;
     const tt_ir_type *opt = tt_host_in_type(p, n, 0), *it = tt_host_in_type(p, n, 1), *ot = &p->types[n->outputs[0]];
@@ -84,7 +76,7 @@ tt_status tt_host_gather(const tt_ir_program *p, const tt_ir_node *n, void *cons
             int64_t d = g->start_index_map.v[k];
             int64_t v = index_value(it, indices, ivd, bidx, k);
             int64_t hi = opt->dims[d] - g->slice_sizes.v[d];
-            if (g->check_bounds && (v < 0 || v > hi)) return bounds_error(g->bounds_error, v, d, opt->dims[d]);
+            if (g->check_bounds && (v < 0 || v > hi)) return tt_ir_bounds_status(g->bounds_error, v, d, opt->dims[d]);
             if (v > hi) v = hi;
             if (v < 0) v = 0;
             soff += v * ops[d];
@@ -195,7 +187,7 @@ tt_status tt_host_scatter(const tt_ir_program *p, const tt_ir_node *n, void *con
         int64_t doff = 0, soff = 0;
         for (int32_t d = 0; d < opt->rank; d++) {
             if (start[d] < 0 || start[d] > opt->dims[d] - wsize[d]) {
-                if (s->check_bounds) return bounds_error(s->bounds_error, start[d], d, opt->dims[d]);
+                if (s->check_bounds) return tt_ir_bounds_status(s->bounds_error, start[d], d, opt->dims[d]);
                 inside = false;
             }
             doff += start[d] * ops[d];
