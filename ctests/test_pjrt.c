@@ -59,6 +59,7 @@ static void a_plugin_loads_and_names_itself(void) {
     TT_CHECK(strstr(P->iface.identity(P->ctx), "xla_cpu_pjrt.so cpu") != NULL);
     TT_CHECK(P->iface.capabilities(P->ctx) == 0); /* whole dense buffers: every view an IR op */
     TT_CHECK(tt_pjrt_platform(NULL) == NULL);
+    TT_CHECK(P->iface.max_executables(P->ctx) >= 64); /* the compile cache stays within the JIT's mappings */
 }
 
 static void a_missing_or_wrong_plugin_is_an_error_with_a_message(void) {

@@ -357,6 +357,33 @@ static void second_identical_launch_hits_the_cache(void) {
     fake_stop();
 }
 
+/* Capture (torchtpu.aot_compile): the programs executed between start and stop, each once by structure, in
+ * first-run order, in debug and strict mode alike; nothing is noted outside a capture. */
+static void a_capture_notes_each_executed_program_once(void) {
+    for (int m = 0; m < 2; m++) {
+        fake_start(1, m ? TT_EAGER_STRICT : TT_EAGER_DEBUG);
+        tt_rt_storage *x = new_vec(0, NULL, 8), *z = new_vec(0, NULL, 8);
+        tt_ir_program *p8 = add_program(8), *again = add_program(8), *p5 = add_program(5), **got = NULL;
+        TT_CHECK_OK(launch_add(0, p5, x, x, z, 5, "aten::add.Tensor")); /* before: not noted */
+        TT_CHECK_OK(tt_rt_synchronize(0));
+        TT_CHECK_OK(tt_rt_capture_start());
+        TT_CHECK_OK(launch_add(0, p8, x, x, z, 8, "aten::add.Tensor"));
+        TT_CHECK_OK(launch_add(0, again, x, x, z, 8, "aten::add.Tensor")); /* equal structure: once */
+        TT_CHECK_OK(launch_add(0, p5, x, x, z, 5, "aten::add.Tensor"));     /* cached before: still noted */
+        TT_CHECK_OK(tt_rt_synchronize(0));
+        int32_t n = tt_rt_capture_stop(&got);
+        TT_CHECK(n == 2 && got && tt_ir_program_equal(got[0], p8) && tt_ir_program_equal(got[1], p5));
+        for (int32_t i = 0; i < n; i++) tt_ir_program_destroy(got[i]);
+        free(got);
+        TT_CHECK_OK(launch_add(0, p8, x, x, z, 8, "aten::add.Tensor")); /* after: not noted */
+        TT_CHECK_OK(tt_rt_synchronize(0));
+        TT_CHECK(tt_rt_capture_stop(&got) == 0 && !got);
+        tt_ir_program_destroy(p8), tt_ir_program_destroy(again), tt_ir_program_destroy(p5);
+        tt_rt_storage_release(x), tt_rt_storage_release(z);
+        fake_stop();
+    }
+}
+
 static void cache_clear_keeps_executables_of_queued_launches_alive(void) {
     fake_start(1, TT_EAGER_STRICT);
     float a[2] = {1, 2}, o[2];
@@ -1534,6 +1561,7 @@ int main(void) {
         {"strict writes and reads keep program order", strict_writes_and_reads_keep_program_order},
         {"storage is freed only after queued work that uses it", storage_is_freed_only_after_queued_work_that_uses_it},
         {"second identical launch hits the cache", second_identical_launch_hits_the_cache},
+        {"a capture notes each executed program once", a_capture_notes_each_executed_program_once},
         {"cache clear keeps executables of queued launches alive", cache_clear_keeps_executables_of_queued_launches_alive},
         {"a full queue makes the producer wait", a_full_queue_makes_the_producer_wait},
         {"bad launch arguments are errors, not crashes", bad_launch_arguments_are_errors_not_crashes},

@@ -89,6 +89,10 @@ typedef struct tt_driver_i {
     tt_status (*executable_deserialize)(void *ctx, tt_ir_program *program, const void *bytes, size_t n,
                                         tt_executable **out);
     const char *(*identity)(void *ctx);
+    /* Optional (may be NULL; check struct_size): how many executables the driver can hold at once (0 = no limit);
+     * the runtime keeps its compile cache within it. XLA's CPU executables take ~20 memory mappings each, and a
+     * process has max_map_count of them (65530 by default): past that, XLA's JIT fails. */
+    int64_t (*max_executables)(void *ctx);
 } tt_driver_i;
 
 /* The driver reads and writes strided views of buffers in place (offsets, strides, results aliasing arguments):

@@ -412,6 +412,13 @@ tt_status tt_rt_cache_set_capacity(int64_t n) {
     return TT_OK;
 }
 
+void tt_rt_cache_limit(int64_t max) {
+    pthread_mutex_lock(&cache_mu);
+    bool over = max > 0 && cache_capacity > max;
+    pthread_mutex_unlock(&cache_mu);
+    if (over) tt_rt_cache_set_capacity(max);
+}
+
 void tt_rt_cache_set_only(bool on) { atomic_store(&cache_only, on); }
 bool tt_rt_cache_get_only(void) { return atomic_load(&cache_only); }
 void tt_rt_cache_set_allow(bool allow) { atomic_store(&cache_disallowed, !allow); }

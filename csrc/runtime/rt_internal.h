@@ -63,6 +63,7 @@ void tt_rt_cache_entry_release(tt_rt_cache_entry *e);
 int64_t tt_rt_cache_entry_cost(const tt_rt_cache_entry *e);
 void tt_rt_cache_entry_note_cost(tt_rt_cache_entry *e, int64_t ns);
 void tt_rt_cache_fini(void); /* drops every entry and the table (shutdown) */
+void tt_rt_cache_limit(int64_t max); /* lowers the capacity to max (> 0) if it is above: the driver's bound */
 
 /* Whether a driver implements an optional iface member (a driver built against an older tt_driver_i has a shorter
  * struct). */

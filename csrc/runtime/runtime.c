@@ -119,6 +119,9 @@ static tt_status start_locked(tt_rt_eager_mode mode) {
     const tt_driver_i *di = &g->driver->iface;
     g->driver_strided = di->struct_size >= offsetof(tt_driver_i, capabilities) + sizeof di->capabilities &&
                         di->capabilities && (di->capabilities(g->driver->ctx) & TT_DRIVER_CAP_STRIDED_VIEWS);
+    if (di->struct_size >= offsetof(tt_driver_i, max_executables) + sizeof di->max_executables &&
+        di->max_executables)
+        tt_rt_cache_limit(di->max_executables(g->driver->ctx));
     atomic_store(&g->mode, (int)mode);
     tt_rt_rng_reset();
     tt_rt_metrics_reset();

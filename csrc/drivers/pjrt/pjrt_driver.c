@@ -392,6 +392,19 @@ static tt_status pj_memory_stats(void *ctx, int device, tt_driver_memory_stats *
 }
 
 static uint64_t pj_capabilities(void *ctx) { return (void)ctx, 0; }
+
+/* A quarter of the process's memory mappings for executables, at 20-30 each (XLA CPU's JIT code and data); past the
+ * limit XLA's JIT fails ("Failed to materialize symbols") and leaves the unwinder broken. */
+static int64_t pj_max_executables(void *ctx) {
+    (void)ctx;
+    long long maps = 65530;
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    if (f) {
+        if (fscanf(f, "%lld", &maps) != 1) maps = 65530;
+        fclose(f);
+    }
+    return maps / 128 > 64 ? maps / 128 : 64;
+}
 static const char *pj_identity(void *ctx) { return ((pj_ctx *)ctx)->identity; }
 
 static void pj_destroy(void *ctx) {
@@ -450,6 +463,7 @@ tt_status tt_pjrt_driver_create(const char *plugin_path, int n_devices, size_t m
     d->iface.executable_serialize = tt_pjrt_serialize;
     d->iface.executable_deserialize = tt_pjrt_deserialize;
     d->iface.identity = pj_identity;
+    d->iface.max_executables = pj_max_executables;
     *out = d;
     return TT_OK;
 }
