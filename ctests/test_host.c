@@ -12,6 +12,7 @@
 
 #define DIMS(...) ((const int64_t[]){__VA_ARGS__})
 #include "tt_host_run.h"
+#include "tt_test_kernels.h"
 /* y = op(x) (or op(x, x2)) for f32[n], checked against expect. */
 static void check_f32(tt_ir_op op, int n, const float *x, const float *x2, const float *expect, float tol) {
     tt_ir_builder *b = tt_ir_builder_create();
@@ -632,14 +633,49 @@ static void test_dot_general_runs_through_the_matmul_kernel(void) {
     TT_CHECK(o[0] == 19 && o[1] == 22 && o[2] == 43 && o[3] == 50);
 }
 
-static void test_custom_call_is_unsupported_with_its_target_named(void) {
-    tt_ir_builder *b = tt_ir_builder_create();
-    tt_ir_value x = tt_ir_param(b, TT_F32, 1, DIMS(2));
-    tt_ir_type t = {TT_F32, 1, {2}};
-    tt_ir_builder_add_output(b, tt_ir_custom_call(b, "my_kernel", 1, &x, &t));
-    float o[2];
-    TT_CHECK(run(b, (const void *[]){F32S(1, 2)}, (void *[]){o}) == TT_STATUS_UNSUPPORTED);
-    TT_CHECK(strstr(tt_last_error(), "custom_call my_kernel is not supported by the host driver") != NULL);
+static void test_a_registered_c_kernel_runs_between_the_programs_other_nodes(void) {
+    register_test_kernels();
+    tt_ir_program *p = axpy_program("test.axpy_rows");
+    tt_buffer *x = upload(axpy_x, sizeof axpy_x), *w = upload(axpy_w, sizeof axpy_w), *y = upload(NULL, 24);
+    tt_exec_arg args[2] = {{.buffer = x}, {.buffer = w}}, res[1] = {{.buffer = y}};
+    for (int i = 0; i < 2; i++) contiguous(&p->types[p->params[i]], &args[i]);
+    contiguous(&p->types[p->outputs[0]], &res[0]);
+    tt_executable *e = NULL;
+    TT_CHECK_OK(drv()->iface.compile(drv()->ctx, p, &e));
+    float o[6] = {0};
+    if (e) TT_CHECK_OK(drv()->iface.execute(drv()->ctx, 0, e, args, 2, res, 1));
+    TT_CHECK_OK(drv()->iface.read(drv()->ctx, y, 0, o, sizeof o));
+    expect_axpy_program(o);
+    drv()->iface.executable_free(drv()->ctx, e);
+    tt_ir_program_destroy(p);
+    /* a kernel's error is the execution's, with its message */
+    p = axpy_program("test.fail");
+    e = NULL;
+    TT_CHECK_OK(drv()->iface.compile(drv()->ctx, p, &e));
+    if (e) TT_CHECK(drv()->iface.execute(drv()->ctx, 0, e, args, 2, res, 1) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(strstr(tt_last_error(), "kernel test.fail: told to fail (42)") != NULL);
+    drv()->iface.executable_free(drv()->ctx, e);
+    tt_ir_program_destroy(p);
+    /* an unregistered one is refused at compile, named */
+    p = axpy_program("test.no_such_kernel");
+    e = NULL;
+    TT_CHECK(drv()->iface.compile(drv()->ctx, p, &e) == TT_STATUS_UNSUPPORTED && !e);
+    TT_CHECK(strstr(tt_last_error(), "custom_call test.no_such_kernel: no kernel of that name is registered"));
+    tt_ir_program_destroy(p);
+    for (tt_buffer **b = (tt_buffer *[]){x, w, y, NULL}; *b; b++) drv()->iface.buffer_free(drv()->ctx, *b);
+}
+
+static void test_kernel_names_are_checked_and_a_name_keeps_its_function(void) {
+    TT_CHECK(tt_kernel_register("bad name", test_kernel_fail, NULL) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(tt_kernel_register("", test_kernel_fail, NULL) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(tt_kernel_register(NULL, test_kernel_fail, NULL) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK_OK(tt_kernel_register("test.twice", test_kernel_fail, NULL));
+    TT_CHECK_OK(tt_kernel_register("test.twice", test_kernel_fail, NULL)); /* the same: a no-op */
+    TT_CHECK(tt_kernel_register("test.twice", test_kernel_axpy_rows, NULL) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(tt_kernel_call("test.twice", 10, NULL, 0, NULL, 0) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(!strcmp(tt_last_error(), "kernel test.twice: told to fail (42)"));
+    TT_CHECK(tt_kernel_call("test.twic", 9, NULL, 0, NULL, 0) == TT_STATUS_UNSUPPORTED);
+    TT_CHECK(tt_kernel_call("test.twicex", 11, NULL, 0, NULL, 0) == TT_STATUS_UNSUPPORTED);
 }
 
 static void test_large_inputs_take_the_parallel_and_transposing_paths(void) {
@@ -771,7 +807,8 @@ int main(void) {
         {"rng uniform is deterministic, in range, and matches the shared hash",
          test_rng_uniform_is_deterministic_in_range_and_matches_the_shared_hash},
         {"dot general runs through the matmul kernel", test_dot_general_runs_through_the_matmul_kernel},
-        {"custom call is unsupported with its target named", test_custom_call_is_unsupported_with_its_target_named},
+        {"a registered C kernel runs between the program's other nodes", test_a_registered_c_kernel_runs_between_the_programs_other_nodes},
+        {"kernel names are checked and a name keeps its function", test_kernel_names_are_checked_and_a_name_keeps_its_function},
         {"large inputs take the parallel and transposing paths", test_large_inputs_take_the_parallel_and_transposing_paths},
         {"f64 ops compute in double", test_f64_ops_compute_in_double},
         {"one executable runs concurrently from several threads",

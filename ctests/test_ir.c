@@ -360,7 +360,8 @@ static void test_sort_rng_constants_and_custom_call(void) {
     tt_ir_builder_add_output(b, cc);
     tt_ir_program *p = finish_ok(b, "sort_rng_const");
     char *text = p ? print(p) : NULL;
-    TT_CHECK(text && strstr(text, "\"stablehlo.sort\"") && strstr(text, "call_target_name = \"my_kernel\""));
+    TT_CHECK(text && strstr(text, "\"stablehlo.sort\"") && strstr(text, "backend_config = {kernel = \"my_kernel\"}") &&
+             strstr(text, "operand_layouts = [dense<[1, 0]> : tensor<2xindex>], result_layouts = [dense<[0]> : tensor<1xindex>]"));
     free(text);
     TT_CHECK(p && p->constants_size >= 24 && memcmp(p->constants + p->nodes[p->value_node[p->outputs[2]]].attrs.constant.offset, data, 24) == 0);
     tt_ir_program_destroy(p);

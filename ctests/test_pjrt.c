@@ -6,6 +6,7 @@
 #include "tt_driver.h"
 #include "tt_ir.h"
 #include "tt_test.h"
+#include "tt_test_kernels.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -305,19 +306,37 @@ static void matmul_precision_is_tpu_precision(void) {
     tt_driver_destroy(h);
 }
 
-/* A program the plugin refuses is the plugin's message as an error, not an abort. */
-static void a_program_the_plugin_refuses_is_an_error(void) {
-    tt_ir_builder *b = tt_ir_builder_create();
-    tt_ir_value x = tt_ir_param(b, TT_F32, 1, (const int64_t[]){2});
-    tt_ir_type t = {TT_F32, 1, {2}};
-    tt_ir_builder_add_output(b, tt_ir_custom_call(b, "torchtpu_no_such_target", 1, &x, &t));
-    tt_ir_program *p = finish(b);
-    tt_executable *exe = NULL;
-    TT_CHECK(P->iface.compile(P->ctx, p, &exe) != TT_OK && !exe);
-    TT_CHECK(strstr(tt_last_error(), "pjrt: compiling") != NULL);
-    TT_CHECK(!P->iface.supports_op(P->ctx, TT_OP_CUSTOM_CALL, TT_F32));
-    TT_CHECK(P->iface.supports_op(P->ctx, TT_OP_DOT_GENERAL, TT_F32));
+/* A C kernel runs inside the XLA program through the plugin's FFI (the host driver calls it directly): the same
+ * result on both, a failing kernel's message as the execution's error, an unregistered one refused at compile. */
+static void a_c_kernel_runs_inside_the_compiled_program(void) {
+    register_test_kernels();
+    TT_CHECK(P->iface.supports_op(P->ctx, TT_OP_CUSTOM_CALL, TT_F32));
+    tt_driver *h = tt_host_driver_create(1, 0);
+    tt_ir_program *p = axpy_program("test.axpy_rows");
+    for (int d = 0; d < 2; d++) {
+        tt_driver *drv = d ? h : P;
+        tt_buffer *x = put(drv, axpy_x, sizeof axpy_x), *w = put(drv, axpy_w, sizeof axpy_w), *y = put(drv, NULL, 24);
+        tt_exec_arg args[2] = {{.buffer = x}, {.buffer = w}};
+        float o[6] = {0};
+        TT_CHECK_OK(exec(drv, p, args, &y));
+        TT_CHECK_OK(drv->iface.read(drv->ctx, y, 0, o, sizeof o));
+        expect_axpy_program(o);
+        for (tt_buffer **b = (tt_buffer *[]){x, w, y, NULL}; *b; b++) drv->iface.buffer_free(drv->ctx, *b);
+    }
     tt_ir_program_destroy(p);
+    tt_driver_destroy(h);
+
+    p = axpy_program("test.fail");
+    tt_buffer *x = put(P, axpy_x, sizeof axpy_x), *w = put(P, axpy_w, sizeof axpy_w), *y = put(P, NULL, 24);
+    tt_exec_arg args[2] = {{.buffer = x}, {.buffer = w}};
+    TT_CHECK(exec(P, p, args, &y) == TT_STATUS_INVALID_ARGUMENT);
+    TT_CHECK(strstr(tt_last_error(), "kernel test.fail: told to fail (42)") != NULL);
+    tt_ir_program_destroy(p);
+    p = axpy_program("test.no_such_kernel");
+    TT_CHECK(exec(P, p, args, &y) == TT_STATUS_UNSUPPORTED);
+    TT_CHECK(strstr(tt_last_error(), "custom_call test.no_such_kernel: no kernel of that name is registered"));
+    tt_ir_program_destroy(p);
+    for (tt_buffer **b = (tt_buffer *[]){x, w, y, NULL}; *b; b++) P->iface.buffer_free(P->ctx, *b);
 }
 
 int main(void) {
@@ -340,7 +359,7 @@ int main(void) {
         {"a result replaces the value of the buffer it aliases", a_result_replaces_the_value_of_the_buffer_it_aliases},
         {"a value read as another type keeps its bytes", a_value_read_as_another_type_keeps_its_bytes},
         {"executables serialize and load again", executables_serialize_and_load_again},
-        {"a program the plugin refuses is an error", a_program_the_plugin_refuses_is_an_error},
+        {"a C kernel runs inside the compiled program", a_c_kernel_runs_inside_the_compiled_program},
         {"matmul precision is TPU precision", matmul_precision_is_tpu_precision},
         {NULL, NULL}};
     int rc = tt_test_run(cases);

@@ -27,6 +27,11 @@ torchtpu.set_precision("exact")  # torch (and torchtpu with it) may have been im
 # them ask for it here. XLA (pjrt) fuses each program its own way and may rewrite x / c as x * (1 / c).
 DRIVER = torchtpu._C.driver_name()
 
+# Tests that only spawn child processes with settings of their own give the same result in every CI pass
+# (.ci/run); they run in the default pass alone: no eager mode, driver or opaque-buffer override in the environment.
+DEFAULT_PASS = not any(os.environ.get(k) for k in ("TORCHTPU_EAGER_MODE", "TORCHTPU_DRIVER", "TORCHTPU_HOST_OPAQUE"))
+default_pass_only = pytest.mark.skipif(not DEFAULT_PASS, reason="runs its own child processes; once, in CI's default pass")
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)  # `from tests.models import ...` and `examples/` work from any cwd

@@ -1,12 +1,15 @@
-"""The PJRT driver seen from Python, in child processes (TORCHTPU_DRIVER is read once, at start-up), so these run in
-every CI pass whatever driver the suite itself uses: the same training step on pjrt as on the host driver, the
-persistent cache serving a second process, the plugin named by get_device_name, and clear errors for a missing
-plugin. (`TORCHTPU_DRIVER=pjrt make test` runs the whole suite on the driver; ctests/test_pjrt.c drives it from C.)"""
+"""The PJRT driver seen from Python, in child processes (TORCHTPU_DRIVER is read once, at start-up), so these can
+run in any pass whatever driver the suite itself uses (CI runs them in its default pass alone): the same training
+step on pjrt as on the host driver, the persistent cache serving a second process, the plugin named by
+get_device_name, and clear errors for a missing plugin. (`TORCHTPU_DRIVER=pjrt make test` runs the whole suite on
+the driver; ctests/test_pjrt.c drives it from C.)"""
 import json
 
 import pytest
 
-from tests.conftest import run_python
+from tests.conftest import default_pass_only, run_python
+
+pytestmark = default_pass_only
 
 TRAIN = """
 import json, torch, torchtpu

@@ -131,7 +131,7 @@ extern "C" {
     /* sorting */                                                                                           \
     X(SORT, "stablehlo.sort", -1)         /* 1 or 2 operands of one shape, sorted by the first; as many results */ \
     /* escape hatch */                                                                                      \
-    X(CUSTOM_CALL, "stablehlo.custom_call", -1) /* attrs.custom_call.target; drivers may not support it */
+    X(CUSTOM_CALL, "stablehlo.custom_call", -1) /* a registered kernel (tt_kernel.h) named by attrs.custom_call.target */
 
 typedef enum tt_ir_op {
 #define TT_IR_OP_ENUM(name, hlo, n) TT_OP_##name,

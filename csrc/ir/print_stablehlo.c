@@ -745,7 +745,22 @@ static void put_node(printer *pr, const tt_ir_node *n) {
         sb_printf(b, "}");
         break;
     }
-    case TT_OP_CUSTOM_CALL: sb_printf(b, " {call_target_name = \"%s\"}", a->custom_call.target); break;
+    case TT_OP_CUSTOM_CALL: {
+        /* A registered kernel (tt_kernel.h): a typed XLA FFI call (api_version 4) to the one handler a driver
+         * registers, the kernel named by attribute; every operand and the result in row-major layout. */
+        sb_printf(b, " {api_version = 4 : i32, backend_config = {kernel = \"%s\"}, call_target_name = "
+                     "\"torchtpu_kernel\", operand_layouts = [", a->custom_call.target);
+        for (int32_t i = 0; i <= n->n_inputs; i++) {
+            const tt_ir_type *t = &pr->p->types[i < n->n_inputs ? pr->p->operands[n->inputs_offset + i] : n->outputs[0]];
+            if (i == n->n_inputs) sb_printf(b, "], result_layouts = [");
+            else if (i) sb_printf(b, ", ");
+            sb_printf(b, "dense<[");
+            for (int32_t d = t->rank - 1; d >= 0; d--) sb_printf(b, d == t->rank - 1 ? "%d" : ", %d", (int)d);
+            sb_printf(b, "]> : tensor<%dxindex>", (int)t->rank);
+        }
+        sb_printf(b, "]}");
+        break;
+    }
     default: break; /* elementwise, convert, reshape, select, clamp, dynamic_update_slice: no attributes */
     }
     put_signature(pr, n, 0, NULL);

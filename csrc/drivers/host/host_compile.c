@@ -7,6 +7,7 @@
  * row-separable program (host_rows.c) also gets chunk executables and runs row block by row block.
  */
 #include "host_exec_internal.h"
+#include "tt_kernel.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -96,14 +97,11 @@ static tt_status check_supported(const tt_ir_program *p) {
     for (int32_t k = 0; k < p->n_nodes; k++) {
         const tt_ir_node *n = &p->nodes[k];
         if ((unsigned)n->op >= TT_OP_COUNT) return tt_error(TT_STATUS_INTERNAL, "host: bad op %d", (int)n->op);
-        if (n->op == TT_OP_CUSTOM_CALL)
-            return tt_error(TT_STATUS_UNSUPPORTED, "custom_call %.64s is not supported by the host driver",
-                            n->attrs.custom_call.target);
         for (int32_t o = 0; o < n->n_outputs; o++)
             if (p->types[n->outputs[o]].rank > TT_MAX_RANK || (unsigned)p->types[n->outputs[o]].dtype >= TT_DTYPE_COUNT)
                 return tt_error(TT_STATUS_INTERNAL, "host: bad result type at node %d", (int)k);
     }
-    return TT_OK;
+    return tt_kernel_check_program(p);
 }
 
 /* A reshape run by the interpreter (not in a fused group) whose result is not a program output (last use nn). */

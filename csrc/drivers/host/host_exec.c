@@ -5,6 +5,7 @@
  * gathered into a malloc'd temporary. Outputs are written straight into their result buffers where they can be.
  */
 #include "host_exec_internal.h"
+#include "tt_kernel.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,23 @@ static tt_status run_heavy(const tt_ir_program *p, const tt_ir_node *n, void *co
     }
 }
 
+/* A custom kernel (tt_kernel.h), called on the node's dense values. */
+static tt_status run_kernel(const tt_ir_program *p, const tt_ir_node *n, void *const *vals) {
+    tt_kernel_tensor few[8], *in = few, out;
+    if (n->n_inputs > 8 && !(in = malloc((size_t)n->n_inputs * sizeof *in)))
+        return tt_error(TT_STATUS_OUT_OF_MEMORY, "custom_call: out of host memory");
+    for (int32_t i = 0; i < n->n_inputs; i++) {
+        tt_ir_value v = p->operands[n->inputs_offset + i];
+        in[i] = (tt_kernel_tensor){p->types[v].dtype, p->types[v].rank, p->types[v].dims, vals[v]};
+    }
+    tt_ir_value o = n->outputs[0];
+    out = (tt_kernel_tensor){p->types[o].dtype, p->types[o].rank, p->types[o].dims, vals[o]};
+    const char *target = n->attrs.custom_call.target;
+    tt_status st = tt_kernel_call(target, strlen(target), in, n->n_inputs, &out, 1);
+    if (in != few) free(in);
+    return st;
+}
+
 /* Which arguments and results use a buffer: a table by address (open addressing), so that checking every
  * result against every argument stays linear in a window of hundreds of each. */
 typedef struct buf_use {
@@ -158,9 +176,7 @@ static tt_status run_node(const tt_ir_program *p, const tt_ir_node *n, void *con
     case TT_OP_DOT_GENERAL:
     case TT_OP_CONVOLUTION:
     case TT_OP_REDUCE_WINDOW: return run_heavy(p, n, vals);
-    case TT_OP_CUSTOM_CALL:
-        return tt_error(TT_STATUS_UNSUPPORTED, "custom_call %.64s is not supported by the host driver",
-                        n->attrs.custom_call.target);
+    case TT_OP_CUSTOM_CALL: return run_kernel(p, n, vals);
     default: return tt_host_elementwise(p, n, vals, scratch);
     }
 }

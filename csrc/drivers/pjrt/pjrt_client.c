@@ -5,6 +5,7 @@
 
 #if TT_HAVE_PJRT
 #include "pjrt_internal.h"
+#include "tt_kernel.h"
 
 #include <dlfcn.h>
 #include <stdint.h>
@@ -184,6 +185,11 @@ tt_status tt_pjrt_client_create(pj_ctx *c, const char *plugin_path, int n_device
              api->pjrt_api_version.minor_version, xla);
     c->unsafe_pointer = !strcmp(c->platform, "cpu") && PJ_HAS(api, PJRT_Buffer_UnsafePointer);
     c->tpu_numerics = !strcmp(c->platform, "tpu");
+    /* Kernels are host C functions: they run inside programs of a CPU plugin only. */
+    if (strcmp(c->platform, "cpu"))
+        snprintf(c->no_kernels, sizeof c->no_kernels, "custom kernels run on a CPU plugin, not on %s", c->platform);
+    else if (tt_pjrt_ffi_register(api, c->no_kernels, sizeof c->no_kernels) == TT_OK)
+        c->no_kernels[0] = '\0';
 
     PJ_ARGS(PJRT_Client_AddressableDevices_Args, ad);
     ad.client = c->client;
@@ -210,6 +216,17 @@ void tt_pjrt_client_destroy(pj_ctx *c) {
  * any device named at execute; executable_build_options (field 3) with num_replicas (4) = num_partitions (5) = 1.
  * An empty string would abort the plugin (it checks replica_count > 0). */
 static const char compile_options[] = {0x20, 0x01, 0x1A, 0x04, 0x20, 0x01, 0x28, 0x01};
+
+/* Whether program's custom calls can run here: each names a registered kernel, and the plugin runs kernels. */
+static tt_status check_kernels(const pj_ctx *c, const tt_ir_program *program) {
+    tt_status st = tt_kernel_check_program(program);
+    if (st != TT_OK || !c->no_kernels[0]) return st;
+    for (int32_t k = 0; k < program->n_nodes; k++)
+        if (program->nodes[k].op == TT_OP_CUSTOM_CALL)
+            return tt_error(TT_STATUS_UNSUPPORTED, "pjrt: custom_call %s: %s", program->nodes[k].attrs.custom_call.target,
+                            c->no_kernels);
+    return TT_OK;
+}
 
 /* What the plugin compiles for program: its bounds checks as extra outputs (XLA cannot raise), and on a plugin
  * that is not a TPU, TPU matmul precision as explicit bf16 passes (it would multiply f32 exactly whatever
@@ -269,7 +286,9 @@ tt_status tt_pjrt_compile(void *ctx, tt_ir_program *program, tt_executable **out
     tt_ir_program *lowered = NULL;
     tt_ir_bounds_check *checks = NULL;
     int32_t n_checks = 0;
-    tt_status st = lower_for_plugin(c, program, &lowered, &checks, &n_checks);
+    tt_status st = check_kernels(c, program);
+    if (st != TT_OK) return st;
+    st = lower_for_plugin(c, program, &lowered, &checks, &n_checks);
     char *text = NULL;
     /* every parameter may be donated; each execution names those that may not (pj_execute) */
     if (st == TT_OK) st = tt_ir_print_stablehlo_ex(lowered, TT_IR_PRINT_DONORS, &text);
@@ -341,7 +360,9 @@ tt_status tt_pjrt_deserialize(void *ctx, tt_ir_program *program, const void *byt
     tt_ir_program *lowered = NULL;
     tt_ir_bounds_check *checks = NULL;
     int32_t n_checks = 0;
-    tt_status st = lower_for_plugin(c, program, &lowered, &checks, &n_checks);
+    tt_status st = check_kernels(c, program);
+    if (st != TT_OK) return st;
+    st = lower_for_plugin(c, program, &lowered, &checks, &n_checks);
     if (st != TT_OK) return st;
     tt_ir_program_destroy(lowered);
     PJ_ARGS(PJRT_Executable_DeserializeAndLoad_Args, a);

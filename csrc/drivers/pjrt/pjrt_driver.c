@@ -377,9 +377,9 @@ static tt_status pj_execute(void *ctx, int device, tt_executable *exe, const tt_
 }
 
 static bool pj_supports_op(void *ctx, tt_ir_op op, tt_dtype dtype) {
-    (void)ctx;
+    const pj_ctx *c = ctx;
     (void)dtype;
-    return op != TT_OP_CUSTOM_CALL && (unsigned)op < TT_OP_COUNT;
+    return (op != TT_OP_CUSTOM_CALL || !c->no_kernels[0]) && (unsigned)op < TT_OP_COUNT;
 }
 
 static tt_status pj_memory_stats(void *ctx, int device, tt_driver_memory_stats *out) {

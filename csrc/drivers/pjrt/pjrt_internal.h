@@ -34,6 +34,7 @@ typedef struct pj_ctx {
     bool unsafe_pointer;         /* "cpu" platform: a ready buffer's memory is host memory (no ToHostBuffer) */
     bool tpu_numerics;           /* the plugin honours precision_config as a TPU does (else: tt_ir_expand_precision) */
     char platform[32];           /* "cpu", "tpu", ... */
+    char no_kernels[160];        /* why custom kernels cannot run ("" = they can: pjrt_ffi.c) */
     char identity[256];          /* what serialized executables depend on: plugin file, platform, version */
 } pj_ctx;
 
@@ -55,6 +56,9 @@ tt_status tt_pjrt_deserialize(void *ctx, tt_ir_program *program, const void *byt
 PJRT_LoadedExecutable *tt_pjrt_loaded(const tt_executable *exe);
 const tt_ir_program *tt_pjrt_program(const tt_executable *exe);
 const tt_ir_bounds_check *tt_pjrt_checks(const tt_executable *exe, int32_t *n); /* extra outputs after the program's */
+
+/* Registers the custom kernel handler (pjrt_ffi.c) with the plugin, once per process; on failure, why. */
+tt_status tt_pjrt_ffi_register(const PJRT_Api *api, char *why, size_t why_size);
 
 /* The PJRT element type of dt. */
 PJRT_Buffer_Type tt_pjrt_type(tt_dtype dt);
