@@ -1,6 +1,7 @@
 /* host_driver.c — the host driver's vtable: buffers as 64-byte aligned host memory with per-device accounting,
  * byte copies, and the compile/execute entry points (implemented in host_compile.c and host_exec.c). */
 #include "host_internal.h"
+#include "../device_bytes.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -19,37 +20,27 @@ struct tt_buffer {
 static _Atomic uint64_t next_id = 1, next_stamp = 1;
 
 typedef struct host_ctx {
-    int n_devices;
-    size_t limit; /* per device, 0 = none */
-    _Atomic size_t *in_use; /* per device */
+    tt_device_bytes bytes;
 } host_ctx;
 
-static int host_device_count(void *ctx) { return ((host_ctx *)ctx)->n_devices; }
+static int host_device_count(void *ctx) { return ((host_ctx *)ctx)->bytes.n_devices; }
 
 static tt_status host_buffer_alloc(void *ctx, int device, size_t nbytes, tt_buffer **out) {
     host_ctx *c = ctx;
     *out = NULL;
-    if (device < 0 || device >= c->n_devices)
-        return tt_error(TT_STATUS_INVALID_ARGUMENT, "tpu:%d does not exist (%d devices)", device, c->n_devices);
+    tt_status st = tt_device_bytes_check(&c->bytes, device);
+    if (st != TT_OK) return st;
     if (nbytes > SIZE_MAX - 128)
         return tt_error(TT_STATUS_OUT_OF_MEMORY, "tpu:%d out of memory: tried to allocate %zu bytes", device, nbytes);
     size_t rounded = (nbytes + 63) / 64 * 64;
     if (rounded == 0) rounded = 64;
-    /* Reserve first (compare-and-swap) so concurrent allocations cannot both pass the limit. */
-    size_t cur = atomic_load(&c->in_use[device]);
-    for (;;) {
-        if (c->limit && (nbytes > c->limit || cur > c->limit - nbytes))
-            return tt_error(TT_STATUS_OUT_OF_MEMORY,
-                            "tpu:%d out of memory: tried to allocate %zu bytes; %zu bytes in use, limit %zu bytes",
-                            device, nbytes, cur, c->limit);
-        if (atomic_compare_exchange_weak(&c->in_use[device], &cur, cur + nbytes)) break;
-    }
+    if ((st = tt_device_bytes_reserve(&c->bytes, device, nbytes)) != TT_OK) return st;
     tt_buffer *b = malloc(sizeof *b);
     void *data = aligned_alloc(64, rounded);
     if (!b || !data) {
         free(b);
         free(data);
-        atomic_fetch_sub(&c->in_use[device], nbytes);
+        tt_device_bytes_release(&c->bytes, device, nbytes);
         return tt_error(TT_STATUS_OUT_OF_MEMORY,
                         "tpu:%d out of memory: tried to allocate %zu bytes; the host allocation failed", device,
                         nbytes);
@@ -68,7 +59,7 @@ static tt_status host_buffer_alloc(void *ctx, int device, size_t nbytes, tt_buff
 static void host_buffer_free(void *ctx, tt_buffer *buf) {
     host_ctx *c = ctx;
     if (!buf) return;
-    atomic_fetch_sub(&c->in_use[buf->device], buf->charged);
+    tt_device_bytes_release(&c->bytes, buf->device, buf->charged);
     tt_host_pack_forget(buf->id);
     free(buf->data);
     free(buf);
@@ -135,8 +126,8 @@ static size_t host_executable_scratch_bytes(void *ctx, const tt_executable *exe)
 static tt_status host_execute(void *ctx, int device, tt_executable *exe, const tt_exec_arg *args, int32_t n_args,
                               const tt_exec_arg *results, int32_t n_results) {
     host_ctx *c = ctx;
-    if (device < 0 || device >= c->n_devices)
-        return tt_error(TT_STATUS_INVALID_ARGUMENT, "tpu:%d does not exist (%d devices)", device, c->n_devices);
+    tt_status st = tt_device_bytes_check(&c->bytes, device);
+    if (st != TT_OK) return st;
     /* The arguments this execution does not write are read-only for it: GEMMs may keep their packed form
      * (host_packcache.c). The buffers it writes get a new generation afterwards (every read of an argument comes
      * before the writes of an execution, so what was packed during it was the old generation's bytes). */
@@ -151,7 +142,7 @@ static tt_status host_execute(void *ctx, int device, tt_executable *exe, const t
         spans[n_spans++] = (tt_host_ro_span){b->data, b->nbytes, b->id, atomic_load(&b->gen)};
     }
     tt_host_ro_set(spans, n_spans);
-    tt_status st = tt_host_execute(exe, args, n_args, results, n_results);
+    st = tt_host_execute(exe, args, n_args, results, n_results);
     tt_host_ro_set(NULL, 0);
     if (spans != few) free(spans);
     for (int32_t j = 0; j < n_results; j++)
@@ -174,18 +165,13 @@ static uint64_t host_capabilities(void *ctx) {
 }
 
 static tt_status host_memory_stats(void *ctx, int device, tt_driver_memory_stats *out) {
-    host_ctx *c = ctx;
-    if (device < 0 || device >= c->n_devices)
-        return tt_error(TT_STATUS_INVALID_ARGUMENT, "tpu:%d does not exist (%d devices)", device, c->n_devices);
-    out->bytes_in_use = atomic_load(&c->in_use[device]);
-    out->bytes_limit = c->limit;
-    return TT_OK;
+    return tt_device_bytes_stats(&((host_ctx *)ctx)->bytes, device, out);
 }
 
 static void host_destroy(void *ctx) {
     host_ctx *c = ctx;
     if (!c) return;
-    free((void *)c->in_use);
+    tt_device_bytes_free(&c->bytes);
     free(c);
 }
 
@@ -193,17 +179,11 @@ tt_driver *tt_host_driver_create(int n_devices, size_t memory_limit) {
     if (n_devices < 1) n_devices = 1;
     tt_driver *d = calloc(1, sizeof *d);
     host_ctx *c = calloc(1, sizeof *c);
-    _Atomic size_t *in_use = calloc((size_t)n_devices, sizeof *in_use);
-    if (!d || !c || !in_use) {
+    if (!d || !c || tt_device_bytes_init(&c->bytes, n_devices, memory_limit) != TT_OK) {
         free(d);
         free(c);
-        free((void *)in_use);
         return NULL;
     }
-    for (int i = 0; i < n_devices; i++) atomic_init(&in_use[i], 0);
-    c->n_devices = n_devices;
-    c->limit = memory_limit;
-    c->in_use = in_use;
     d->ctx = c;
     d->iface.struct_size = sizeof(tt_driver_i);
     d->iface.name = "host";

@@ -6,6 +6,7 @@
  */
 #include "host_exec_internal.h"
 #include "tt_kernel.h"
+#include "../buffer_uses.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -135,19 +136,6 @@ static tt_status run_kernel(const tt_ir_program *p, const tt_ir_node *n, void *c
     return st;
 }
 
-/* Which arguments and results use a buffer: a table by address (open addressing), so that checking every
- * result against every argument stays linear in a window of hundreds of each. */
-typedef struct buf_use {
-    const tt_buffer *buf;
-    int32_t n_args, arg, n_results; /* arg: the first argument using it */
-} buf_use;
-
-static buf_use *buf_find(buf_use *t, uint32_t mask, const tt_buffer *b) {
-    uint32_t h = (uint32_t)(((uintptr_t)b >> 4) * 0x9E3779B1u) & mask;
-    while (t[h].buf && t[h].buf != b) h = (h + 1) & mask;
-    return &t[h];
-}
-
 static tt_status run_node(const tt_ir_program *p, const tt_ir_node *n, void *const *vals, void *scratch) {
     switch (n->op) {
     case TT_OP_PARAMETER:
@@ -229,9 +217,8 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
     tt_status st = TT_OK;
     bool direct_few[64];
     bool *direct = direct_few; /* per result: computed in place */
-    buf_use uses_few[256];
-    buf_use *uses = NULL; /* uses_few, or a heap table for a big launch */
-    uint32_t mask = 15;
+    tt_buffer_uses uses;
+    uses.table = NULL;
     if (n_args > 16) {
         gath = malloc((size_t)n_args * sizeof *gath);
         dv.value = malloc((size_t)n_args * sizeof *dv.value);
@@ -247,25 +234,12 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
      * a node's value, once, into a contiguous view of a buffer that no other result uses and no argument either,
      * except the one argument it updates in place (the same view) when the plan allows (an optimizer's
      * param.mul_(...)): the parameter is then read in place too. */
-    while (mask < 2u * (uint32_t)(n_args + n_results)) mask = mask * 2 + 1;
-    uses = mask < 256 ? uses_few : calloc((size_t)mask + 1, sizeof *uses);
     if (n_results > 64) direct = calloc((size_t)n_results, sizeof *direct);
-    if (!direct || !uses) {
+    if (!direct) {
         st = tt_error(TT_STATUS_OUT_OF_MEMORY, "host execute: out of host memory");
         goto done;
     }
-    if (uses == uses_few) memset(uses_few, 0, ((size_t)mask + 1) * sizeof *uses);
-    for (int32_t i = 0; i < n_args; i++) {
-        if (!args[i].buffer) continue; /* a scalar */
-        buf_use *u = buf_find(uses, mask, args[i].buffer);
-        u->buf = args[i].buffer;
-        if (u->n_args++ == 0) u->arg = i;
-    }
-    for (int32_t o = 0; o < n_results; o++) {
-        buf_use *u = buf_find(uses, mask, results[o].buffer);
-        u->buf = results[o].buffer;
-        u->n_results++;
-    }
+    if ((st = tt_buffer_uses_build(&uses, args, n_args, results, n_results)) != TT_OK) goto done;
     for (int32_t o = 0; o < n_results; o++) {
         direct[o] = false;
         tt_ir_value v = p->outputs[o];
@@ -273,7 +247,7 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
         if (op == TT_OP_PARAMETER || op == TT_OP_SCALAR_PARAMETER || op == TT_OP_CONSTANT) continue;
         if (tt_host_numel(&p->types[v]) == 0 || !view_contiguous(&p->types[v], results[o].strides)) continue;
         if (vals[v] != (e->slot[v] != NO_SLOT ? slots + e->slot[v] : NULL)) continue; /* an earlier result has it */
-        const buf_use *u = buf_find(uses, mask, results[o].buffer);
+        const tt_buffer_use *u = tt_buffer_uses_of(&uses, results[o].buffer);
         bool ok = u->n_results == 1 && u->n_args <= 1;
         if (ok && u->n_args == 1) {
             int32_t i = u->arg;
@@ -368,7 +342,7 @@ tt_status tt_host_execute(tt_executable *e, const tt_exec_arg *args, int32_t n_a
     }
 done:
     if (direct != direct_few) free(direct); /* accepts NULL */
-    if (uses != uses_few) free(uses);
+    tt_buffer_uses_free(&uses);
     for (int32_t i = 0; i < n_gath; i++) free(gath[i]);
     if (gath != gathered) free(gath);
     if (dv.value != dv_value_few) free(dv.value);

@@ -11,6 +11,7 @@
 
 #if TT_HAVE_PJRT
 #include "pjrt_internal.h"
+#include "../buffer_uses.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,20 +37,12 @@ static bool same_type(const tt_ir_type *a, const tt_ir_type *b) {
 static tt_status pj_buffer_alloc(void *ctx, int device, size_t nbytes, tt_buffer **out) {
     pj_ctx *c = ctx;
     *out = NULL;
-    if (device < 0 || device >= c->n_devices)
-        return tt_error(TT_STATUS_INVALID_ARGUMENT, "tpu:%d does not exist (%d devices)", device, c->n_devices);
-    size_t cur = atomic_load(&c->in_use[device]);
-    for (;;) {
-        if (c->limit && (nbytes > c->limit || cur > c->limit - nbytes))
-            return tt_error(TT_STATUS_OUT_OF_MEMORY,
-                            "tpu:%d out of memory: tried to allocate %zu bytes; %zu bytes in use, limit %zu bytes",
-                            device, nbytes, cur, c->limit);
-        if (atomic_compare_exchange_weak(&c->in_use[device], &cur, cur + nbytes)) break;
-    }
+    tt_status st = tt_device_bytes_reserve(&c->bytes, device, nbytes);
+    if (st != TT_OK) return st;
     tt_buffer *b = calloc(1, sizeof *b);
     if (!b || pthread_mutex_init(&b->mu, NULL) != 0) {
         free(b);
-        atomic_fetch_sub(&c->in_use[device], nbytes);
+        tt_device_bytes_release(&c->bytes, device, nbytes);
         return tt_error(TT_STATUS_OUT_OF_MEMORY, "tpu:%d: out of host memory for a buffer record", device);
     }
     b->nbytes = nbytes;
@@ -70,7 +63,7 @@ static void pj_buffer_free(void *ctx, tt_buffer *b) {
     pj_ctx *c = ctx;
     if (!b) return;
     drop_dev(c, b);
-    atomic_fetch_sub(&c->in_use[b->device], b->nbytes);
+    tt_device_bytes_release(&c->bytes, b->device, b->nbytes);
     pthread_mutex_destroy(&b->mu);
     free(b->host);
     free(b);
@@ -287,17 +280,6 @@ static tt_status check_bounds(pj_ctx *c, const tt_ir_bounds_check *checks, int32
     return TT_OK;
 }
 
-/* Whether argument i may be donated: its buffer is one of the results, and no other argument reads it. */
-static bool donatable(const tt_exec_arg *args, size_t na, const tt_exec_arg *results, size_t nr, size_t i) {
-    tt_buffer *b = args[i].buffer;
-    if (!b) return false;
-    bool written = false;
-    for (size_t j = 0; j < nr && !written; j++) written = results[j].buffer == b;
-    for (size_t k = 0; k < na && written; k++)
-        if (k != i && args[k].buffer == b) return false;
-    return written;
-}
-
 static tt_status pj_execute(void *ctx, int device, tt_executable *exe, const tt_exec_arg *args, int32_t n_args,
                             const tt_exec_arg *results, int32_t n_results) {
     pj_ctx *c = ctx;
@@ -305,20 +287,27 @@ static tt_status pj_execute(void *ctx, int device, tt_executable *exe, const tt_
     if (n_args != p->n_params || n_results != p->n_outputs)
         return tt_error(TT_STATUS_INTERNAL, "pjrt: %d arguments and %d results for a program of %d and %d",
                         (int)n_args, (int)n_results, (int)p->n_params, (int)p->n_outputs);
-    if (device < 0 || device >= c->n_devices)
-        return tt_error(TT_STATUS_INVALID_ARGUMENT, "tpu:%d does not exist (%d devices)", device, c->n_devices);
+    tt_status st = tt_device_bytes_check(&c->bytes, device);
+    if (st != TT_OK) return st;
     int32_t n_checks = 0;
     const tt_ir_bounds_check *checks = tt_pjrt_checks(exe, &n_checks);
     size_t na = (size_t)n_args, nr = (size_t)n_results, no = nr + (size_t)n_checks;
-    PJRT_Buffer **in = calloc(na + no + 1, sizeof *in);
-    bool *owned = calloc(na + 1, sizeof *owned);
-    if (!in || !owned) {
-        free(in);
-        free(owned);
+    /* per execution: argument and result handles, which arguments are this run's own uploads, which must not be
+     * donated; on the stack for the usual launch */
+    PJRT_Buffer *few_bufs[64];
+    bool few_owned[32];
+    int64_t few_keep[32];
+    bool small = na + no <= 64 && na <= 32;
+    PJRT_Buffer **in = small ? few_bufs : malloc((na + no + 1) * sizeof *in);
+    bool *owned = small ? few_owned : malloc((na + 1) * sizeof *owned);
+    int64_t *keep = small ? few_keep : malloc((na + 1) * sizeof *keep);
+    if (!in || !owned || !keep) {
+        if (!small) free(in), free(owned), free(keep);
         return tt_error(TT_STATUS_OUT_OF_MEMORY, "pjrt: out of host memory for an execution");
     }
+    memset(in, 0, (na + no) * sizeof *in);
+    memset(owned, 0, na * sizeof *owned);
     PJRT_Buffer **out = in + na;
-    tt_status st = TT_OK;
     for (size_t i = 0; i < na && st == TT_OK; i++)
         st = argument(c, device, &args[i], &p->types[p->params[i]], &in[i], &owned[i]);
     for (size_t j = 0; j < nr && st == TT_OK; j++) {
@@ -329,11 +318,15 @@ static tt_status pj_execute(void *ctx, int device, tt_executable *exe, const tt_
     /* An argument whose buffer this execution overwrites (a result) and that it reads once is donated: XLA may
      * build a result in its memory (an in-place update, an optimizer step, needs no second copy of the tensor).
      * Every other argument must outlive the run. */
-    int64_t *keep = st == TT_OK ? malloc(sizeof *keep * (na + 1)) : NULL;
     size_t n_keep = 0;
-    if (st == TT_OK && !keep) st = tt_error(TT_STATUS_OUT_OF_MEMORY, "pjrt: out of host memory for an execution");
-    for (size_t i = 0; i < na && st == TT_OK; i++)
-        if (!owned[i] && !donatable(args, na, results, nr, i)) keep[n_keep++] = (int64_t)i;
+    tt_buffer_uses uses;
+    uses.table = NULL;
+    if (st == TT_OK) st = tt_buffer_uses_build(&uses, args, n_args, results, n_results);
+    for (size_t i = 0; i < na && st == TT_OK; i++) {
+        const tt_buffer_use *u = args[i].buffer ? tt_buffer_uses_of(&uses, args[i].buffer) : NULL;
+        if (!owned[i] && !(u && u->n_results > 0 && u->n_args == 1)) keep[n_keep++] = (int64_t)i;
+    }
+    tt_buffer_uses_free(&uses);
     if (st == TT_OK) {
         PJ_ARGS(PJRT_ExecuteOptions, opts);
         opts.non_donatable_input_indices = keep;
@@ -370,9 +363,7 @@ static tt_status pj_execute(void *ctx, int device, tt_executable *exe, const tt_
         pthread_mutex_unlock(&b->mu);
     }
     destroy_all(c, in, owned, na); /* handles of donated values too: donation gives away the memory, not them */
-    free(keep);
-    free(in);
-    free(owned);
+    if (!small) free(in), free(owned), free(keep);
     return st != TT_OK ? st : bad;
 }
 
@@ -383,12 +374,7 @@ static bool pj_supports_op(void *ctx, tt_ir_op op, tt_dtype dtype) {
 }
 
 static tt_status pj_memory_stats(void *ctx, int device, tt_driver_memory_stats *out) {
-    pj_ctx *c = ctx;
-    if (device < 0 || device >= c->n_devices)
-        return tt_error(TT_STATUS_INVALID_ARGUMENT, "tpu:%d does not exist (%d devices)", device, c->n_devices);
-    out->bytes_in_use = atomic_load(&c->in_use[device]);
-    out->bytes_limit = c->limit;
-    return TT_OK;
+    return tt_device_bytes_stats(&((pj_ctx *)ctx)->bytes, device, out);
 }
 
 static uint64_t pj_capabilities(void *ctx) { return (void)ctx, 0; }
@@ -411,7 +397,7 @@ static void pj_destroy(void *ctx) {
     pj_ctx *c = ctx;
     if (!c) return;
     tt_pjrt_client_destroy(c);
-    free((void *)c->in_use);
+    tt_device_bytes_free(&c->bytes);
     free(c);
 }
 
@@ -426,22 +412,18 @@ tt_status tt_pjrt_driver_create(const char *plugin_path, int n_devices, size_t m
     if (st != TT_OK) return st;
     tt_driver *d = calloc(1, sizeof *d);
     pj_ctx *c = calloc(1, sizeof *c);
-    _Atomic size_t *in_use = calloc((size_t)n_devices, sizeof *in_use);
-    if (!d || !c || !in_use) {
+    if (!d || !c || tt_device_bytes_init(&c->bytes, n_devices, memory_limit) != TT_OK) {
         free(d);
         free(c);
-        free((void *)in_use);
         return tt_error(TT_STATUS_OUT_OF_MEMORY, "pjrt: out of host memory for the driver");
     }
-    for (int i = 0; i < n_devices; i++) atomic_init(&in_use[i], 0);
     c->api = api;
-    c->limit = memory_limit;
-    c->in_use = in_use;
     if ((st = tt_pjrt_client_create(c, plugin_path, n_devices)) != TT_OK) {
         pj_destroy(c);
         free(d);
         return st;
     }
+    c->bytes.n_devices = c->n_devices; /* the plugin may have fewer */
     d->ctx = c;
     d->iface.struct_size = sizeof(tt_driver_i);
     d->iface.name = "pjrt";

@@ -175,7 +175,7 @@ static void *kernel_handler(xffi_call_frame *f) {
             kernel = f->attrs.attrs[i];
     if (!kernel) return ffi_error(f, TT_STATUS_INTERNAL, "torchtpu_kernel: the call names no kernel");
     int64_t n_in = f->args.size, n_out = f->rets.size;
-    tt_kernel_tensor few[9], *t = n_in + n_out <= 9 ? few : malloc((size_t)(n_in + n_out) * sizeof *t);
+    tt_kernel_tensor few[9] = {{0}}, *t = n_in + n_out <= 9 ? few : malloc((size_t)(n_in + n_out) * sizeof *t);
     if (!t) return ffi_error(f, TT_STATUS_OUT_OF_MEMORY, "torchtpu_kernel: out of host memory");
     bool ok = true;
     for (int64_t i = 0; i < n_in + n_out && ok; i++) {

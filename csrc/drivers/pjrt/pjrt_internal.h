@@ -7,6 +7,7 @@
 #define TT_PJRT_INTERNAL_H
 
 #include "tt_driver.h"
+#include "../device_bytes.h"
 
 #include <pjrt_c_api.h>
 #include <pthread.h>
@@ -29,8 +30,7 @@ typedef struct pj_ctx {
     PJRT_Client *client;
     int n_devices;
     PJRT_Device *const *devices; /* addressable devices, owned by the client */
-    size_t limit;                /* bytes per device, 0 = none */
-    _Atomic size_t *in_use;      /* per device: bytes of live tt_buffers */
+    tt_device_bytes bytes;       /* per device: bytes of live tt_buffers, and the limit */
     bool unsafe_pointer;         /* "cpu" platform: a ready buffer's memory is host memory (no ToHostBuffer) */
     bool tpu_numerics;           /* the plugin honours precision_config as a TPU does (else: tt_ir_expand_precision) */
     char platform[32];           /* "cpu", "tpu", ... */
