@@ -375,12 +375,14 @@ static tt_ir_value sp_bessel_i(tt_lower_ctx *ctx, tt_ir_value x, int nu, bool sc
     const double pi = 3.14159265358979323846;
     tt_ir_value ax = sp_un(ctx, TT_OP_ABS, x);
     tt_ir_value q = sp_bin(ctx, TT_OP_MULTIPLY, sp_bin(ctx, TT_OP_MULTIPLY, ax, ax), sp_k(ctx, ax, 0.25));
-    tt_ir_value term = nu == 0 ? sp_k(ctx, ax, 1.0) : sp_bin(ctx, TT_OP_MULTIPLY, ax, sp_k(ctx, ax, 0.5));
-    tt_ir_value sum = term;
-    for (int k = 1; k <= 30; k++) {
-        term = sp_bin(ctx, TT_OP_MULTIPLY, term, sp_bin(ctx, TT_OP_DIVIDE, q, sp_k(ctx, ax, (double)k * (double)(k + nu))));
-        sum = sp_bin(ctx, TT_OP_ADD, sum, term);
-    }
+    /* Horner from the last term, h = 1 + h q / (k (k + nu)): every partial result stays near the answer. (A
+     * running term q^k / (k! (k+nu)!) summed forward lets XLA fold the constant divisors of the chain into one
+     * that underflows, while q^k overflows: NaN from x ~ 7.) */
+    tt_ir_value sum = sp_k(ctx, ax, 1.0);
+    for (int k = 30; k >= 1; k--)
+        sum = sp_bin(ctx, TT_OP_ADD, sp_k(ctx, ax, 1.0),
+                     sp_bin(ctx, TT_OP_DIVIDE, sp_bin(ctx, TT_OP_MULTIPLY, sum, q), sp_k(ctx, ax, (double)k * (double)(k + nu))));
+    if (nu == 1) sum = sp_bin(ctx, TT_OP_MULTIPLY, sum, sp_bin(ctx, TT_OP_MULTIPLY, ax, sp_k(ctx, ax, 0.5)));
     if (scaled) sum = sp_bin(ctx, TT_OP_MULTIPLY, sp_un(ctx, TT_OP_EXP, sp_un(ctx, TT_OP_NEGATE, ax)), sum);
     /* asymptotic: c_0 = 1, c_k = c_{k-1} * (4 nu^2 - (2k-1)^2) / (8k); Horner in y = 1/x from the last term */
     double c[25];
