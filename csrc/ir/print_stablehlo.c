@@ -622,6 +622,59 @@ static void put_rng(printer *pr, const tt_ir_node *n) {
     sb_printf(pr->b, "\n");
 }
 
+/* digamma with the IR's (PyTorch's) pole convention, psi(+-0) = -+inf, which chlo.digamma lacks (it gives NaN):
+ * select(x == 0, -1 / x, chlo.digamma(x)). */
+static void put_digamma(printer *pr, const tt_ir_node *n) {
+    sbuf *b = pr->b;
+    const tt_ir_type *t = vtype(pr, n->outputs[0]);
+    tt_ir_type pt = *t;
+    pt.dtype = TT_BOOL;
+    int nd = (int)pr->node, k = (int)pr->tmp; /* helpers k: 0, k+1: -1, k+2: x == 0, k+3: -1 / x, k+4: digamma */
+    pr->tmp += 5;
+    for (int i = 0; i < 2; i++) {
+        sb_printf(b, "    %%t%d_%d = \"stablehlo.constant\"() {value = dense<%s> : ", nd, k + i, i ? "-1.0" : "0.0");
+        put_type(b, t);
+        sb_printf(b, "} : () -> ");
+        put_type(b, t);
+        sb_printf(b, "\n");
+    }
+    char at[160];
+    cmp_attrs(at, sizeof at, "EQ", t->dtype);
+    sb_printf(b, "    %%t%d_%d = \"stablehlo.compare\"(", nd, k + 2);
+    put_value(pr, node_inputs(pr, n)[0]);
+    sb_printf(b, ", %%t%d_%d) {%s} : (", nd, k, at);
+    put_type(b, t);
+    sb_printf(b, ", ");
+    put_type(b, t);
+    sb_printf(b, ") -> ");
+    put_type(b, &pt);
+    sb_printf(b, "\n    %%t%d_%d = \"stablehlo.divide\"(%%t%d_%d, ", nd, k + 3, nd, k + 1);
+    put_value(pr, node_inputs(pr, n)[0]);
+    sb_printf(b, ") : (");
+    put_type(b, t);
+    sb_printf(b, ", ");
+    put_type(b, t);
+    sb_printf(b, ") -> ");
+    put_type(b, t);
+    sb_printf(b, "\n    %%t%d_%d = \"chlo.digamma\"(", nd, k + 4);
+    put_value(pr, node_inputs(pr, n)[0]);
+    sb_printf(b, ") : (");
+    put_type(b, t);
+    sb_printf(b, ") -> ");
+    put_type(b, t);
+    sb_printf(b, "\n");
+    put_result(pr, n);
+    sb_printf(b, "\"stablehlo.select\"(%%t%d_%d, %%t%d_%d, %%t%d_%d) : (", nd, k + 2, nd, k + 3, nd, k + 4);
+    put_type(b, &pt);
+    sb_printf(b, ", ");
+    put_type(b, t);
+    sb_printf(b, ", ");
+    put_type(b, t);
+    sb_printf(b, ") -> ");
+    put_type(b, t);
+    sb_printf(b, "\n");
+}
+
 static void put_node(printer *pr, const tt_ir_node *n) {
     sbuf *b = pr->b;
     const tt_ir_attrs *a = &n->attrs;
@@ -644,6 +697,7 @@ static void put_node(printer *pr, const tt_ir_node *n) {
     case TT_OP_CUMULATIVE:
     case TT_OP_REDUCE_WINDOW: put_reduce_window(pr, n); return;
     case TT_OP_SORT: put_sort(pr, n); return;
+    case TT_OP_DIGAMMA: put_digamma(pr, n); return;
     default: break;
     }
     /* ops whose attributes print inline */
