@@ -213,8 +213,12 @@ static tt_status register_handler(const PJRT_Api *api, char *why, size_t why_siz
                         FFI_MIN_MINOR, api->pjrt_api_version.minor_version), TT_STATUS_UNSUPPORTED;
     if (ext->base.struct_size < XFFI_SIZE(pj_ffi_extension, register_handler) || !ext->register_handler)
         return snprintf(why, why_size, "the plugin's FFI extension cannot register handlers"), TT_STATUS_UNSUPPORTED;
-    pj_ffi_register_args a = {XFFI_SIZE(pj_ffi_register_args, traits), "torchtpu_kernel", 15, (void *)kernel_handler, "Host", 4,
-                              0};
+    pj_ffi_register_args a = {.struct_size = XFFI_SIZE(pj_ffi_register_args, traits),
+                              .target_name = "torchtpu_kernel",
+                              .target_name_size = 15,
+                              .handler = (void *)kernel_handler,
+                              .platform_name = "Host", /* XLA's name for the CPU platform */
+                              .platform_name_size = 4};
     tt_status st = tt_pjrt_status(api, ext->register_handler(&a), "registering the custom kernel handler");
     if (st != TT_OK) snprintf(why, why_size, "%s", tt_last_error());
     return st;
