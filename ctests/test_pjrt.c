@@ -30,11 +30,8 @@ static tt_ir_program *finish(tt_ir_builder *b) {
     return p;
 }
 
-/* Runs p on d with args (whole buffers or scalars) into results; the execution's status. */
-static tt_status exec(tt_driver *d, tt_ir_program *p, tt_exec_arg *args, tt_buffer **results) {
-    tt_executable *exe = NULL;
-    tt_status st = d->iface.compile(d->ctx, p, &exe);
-    if (st != TT_OK) return st;
+/* Runs exe (compiled from p) on d with args (whole buffers or scalars) into results; the execution's status. */
+static tt_status run_exe(tt_driver *d, tt_ir_program *p, tt_executable *exe, tt_exec_arg *args, tt_buffer **results) {
     tt_exec_arg res[4];
     memset(res, 0, sizeof res);
     for (int32_t i = 0; i < p->n_outputs; i++) {
@@ -48,7 +45,15 @@ static tt_status exec(tt_driver *d, tt_ir_program *p, tt_exec_arg *args, tt_buff
         int64_t s = 1;
         for (int32_t k = t->rank - 1; k >= 0; k--) args[i].strides[k] = s, s *= t->dims[k];
     }
-    st = d->iface.execute(d->ctx, 0, exe, args, p->n_params, res, p->n_outputs);
+    return d->iface.execute(d->ctx, 0, exe, args, p->n_params, res, p->n_outputs);
+}
+
+/* Compiles p on d and runs it (run_exe). */
+static tt_status exec(tt_driver *d, tt_ir_program *p, tt_exec_arg *args, tt_buffer **results) {
+    tt_executable *exe = NULL;
+    tt_status st = d->iface.compile(d->ctx, p, &exe);
+    if (st != TT_OK) return st;
+    st = run_exe(d, p, exe, args, results);
     d->iface.executable_free(d->ctx, exe);
     return st;
 }
@@ -321,6 +326,21 @@ static void a_c_kernel_runs_inside_the_compiled_program(void) {
         TT_CHECK_OK(exec(drv, p, args, &y));
         TT_CHECK_OK(drv->iface.read(drv->ctx, y, 0, o, sizeof o));
         expect_axpy_program(o);
+        if (drv == P) { /* as the persistent cache holds it: serialized, loaded again, run */
+            tt_executable *exe = NULL, *back = NULL;
+            void *bytes = NULL;
+            size_t nb = 0;
+            memset(o, 0, sizeof o);
+            TT_CHECK_OK(P->iface.compile(P->ctx, p, &exe));
+            if (exe) TT_CHECK_OK(P->iface.executable_serialize(P->ctx, exe, &bytes, &nb));
+            if (bytes) TT_CHECK_OK(P->iface.executable_deserialize(P->ctx, p, bytes, nb, &back));
+            if (back) TT_CHECK_OK(run_exe(P, p, back, args, &y));
+            TT_CHECK_OK(P->iface.read(P->ctx, y, 0, o, sizeof o));
+            expect_axpy_program(o);
+            free(bytes);
+            P->iface.executable_free(P->ctx, exe);
+            P->iface.executable_free(P->ctx, back);
+        }
         for (tt_buffer **b = (tt_buffer *[]){x, w, y, NULL}; *b; b++) drv->iface.buffer_free(drv->ctx, *b);
     }
     tt_ir_program_destroy(p);
