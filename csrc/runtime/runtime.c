@@ -117,11 +117,9 @@ static tt_status start_locked(tt_rt_eager_mode mode) {
         return mst;
     }
     const tt_driver_i *di = &g->driver->iface;
-    g->driver_strided = di->struct_size >= offsetof(tt_driver_i, capabilities) + sizeof di->capabilities &&
-                        di->capabilities && (di->capabilities(g->driver->ctx) & TT_DRIVER_CAP_STRIDED_VIEWS);
-    if (di->struct_size >= offsetof(tt_driver_i, max_executables) + sizeof di->max_executables &&
-        di->max_executables)
-        tt_rt_cache_limit(di->max_executables(g->driver->ctx));
+    g->driver_strided = TT_RT_HAS_MEMBER(di, capabilities) &&
+                        (di->capabilities(g->driver->ctx) & TT_DRIVER_CAP_STRIDED_VIEWS);
+    if (TT_RT_HAS_MEMBER(di, max_executables)) tt_rt_cache_limit(di->max_executables(g->driver->ctx));
     atomic_store(&g->mode, (int)mode);
     tt_rt_rng_reset();
     tt_rt_metrics_reset();
@@ -226,8 +224,7 @@ const char *tt_rt_driver_name(void) {
 const char *tt_rt_driver_identity(void) {
     if (tt_rt_ensure() != TT_OK || !tt_rt_g.driver) return "";
     const tt_driver_i *di = &tt_rt_g.driver->iface;
-    bool has = di->struct_size >= offsetof(tt_driver_i, identity) + sizeof di->identity && di->identity;
-    const char *id = has ? di->identity(tt_rt_g.driver->ctx) : NULL;
+    const char *id = TT_RT_HAS_MEMBER(di, identity) ? di->identity(tt_rt_g.driver->ctx) : NULL;
     return id ? id : tt_rt_driver_name();
 }
 

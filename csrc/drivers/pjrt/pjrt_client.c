@@ -197,8 +197,9 @@ tt_status tt_pjrt_client_create(pj_ctx *c, const char *plugin_path, int n_device
     if (ad.num_addressable_devices == 0)
         return tt_error(TT_STATUS_INVALID_ARGUMENT, "pjrt: the %s plugin has no addressable device", c->platform);
     c->devices = ad.addressable_devices;
-    c->n_devices = (int)(ad.num_addressable_devices < (size_t)n_devices ? ad.num_addressable_devices
-                                                                         : (size_t)n_devices);
+    /* the plugin may have fewer devices than asked for (the accounting was sized for n_devices) */
+    c->bytes.n_devices = (int)(ad.num_addressable_devices < (size_t)n_devices ? ad.num_addressable_devices
+                                                                               : (size_t)n_devices);
     return TT_OK;
 }
 

@@ -26,7 +26,7 @@ struct tt_buffer {
     tt_ir_type dev_type; /* its type */
 };
 
-static int pj_device_count(void *ctx) { return ((pj_ctx *)ctx)->n_devices; }
+static int pj_device_count(void *ctx) { return ((pj_ctx *)ctx)->bytes.n_devices; }
 
 static size_t type_bytes(const tt_ir_type *t) { return (size_t)tt_numel(t->rank, t->dims) * tt_dtype_size(t->dtype); }
 
@@ -423,7 +423,6 @@ tt_status tt_pjrt_driver_create(const char *plugin_path, int n_devices, size_t m
         free(d);
         return st;
     }
-    c->bytes.n_devices = c->n_devices; /* the plugin may have fewer */
     d->ctx = c;
     d->iface.struct_size = sizeof(tt_driver_i);
     d->iface.name = "pjrt";

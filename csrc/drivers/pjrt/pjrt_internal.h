@@ -28,9 +28,8 @@
 typedef struct pj_ctx {
     const PJRT_Api *api;
     PJRT_Client *client;
-    int n_devices;
     PJRT_Device *const *devices; /* addressable devices, owned by the client */
-    tt_device_bytes bytes;       /* per device: bytes of live tt_buffers, and the limit */
+    tt_device_bytes bytes;       /* addressable devices used, per device bytes of live tt_buffers, the limit */
     bool unsafe_pointer;         /* "cpu" platform: a ready buffer's memory is host memory (no ToHostBuffer) */
     bool tpu_numerics;           /* the plugin honours precision_config as a TPU does (else: tt_ir_expand_precision) */
     char platform[32];           /* "cpu", "tpu", ... */
