@@ -38,14 +38,10 @@ static inline void contiguous(const tt_ir_type *t, tt_exec_arg *a) {
     }
 }
 
-/* Finishes and destroys b, compiles, runs with contiguous inputs in[i] (a double for a scalar parameter), reads
- * every output into out[i]. Returns the first failing status (the message stays in tt_last_error()). */
-static inline tt_status run(tt_ir_builder *b, const void *const *in, void *const *out) {
-    tt_ir_program *p = NULL;
-    tt_status st = tt_ir_builder_finish(b, &p);
-    tt_ir_builder_destroy(b);
-    if (st != TT_OK) return st;
-    st = tt_ir_verify(p);
+/* Compiles p, runs it with contiguous inputs in[i] (a double for a scalar parameter), reads every output into
+ * out[i]. Returns the first failing status (the message stays in tt_last_error()). */
+static inline tt_status run_program(tt_ir_program *p, const void *const *in, void *const *out) {
+    tt_status st = tt_ir_verify(p);
     tt_executable *exe = NULL;
     if (st == TT_OK) st = drv()->iface.compile(drv()->ctx, p, &exe);
     tt_exec_arg args[16], res[8];
@@ -71,6 +67,15 @@ static inline tt_status run(tt_ir_builder *b, const void *const *in, void *const
     for (int32_t i = 0; i < 16; i++) drv()->iface.buffer_free(drv()->ctx, args[i].buffer);
     for (int32_t i = 0; i < 8; i++) drv()->iface.buffer_free(drv()->ctx, res[i].buffer);
     drv()->iface.executable_free(drv()->ctx, exe);
+    return st;
+}
+
+/* run_program for b's program (b finished and destroyed). */
+static inline tt_status run(tt_ir_builder *b, const void *const *in, void *const *out) {
+    tt_ir_program *p = NULL;
+    tt_status st = tt_ir_builder_finish(b, &p);
+    tt_ir_builder_destroy(b);
+    if (st == TT_OK) st = run_program(p, in, out);
     tt_ir_program_destroy(p);
     return st;
 }

@@ -146,7 +146,8 @@ if _fresh:
 
 from ._stablehlo import stablehlo  # noqa: E402
 from ._aot import aot_compile  # noqa: E402
+from ._buckets import mark_dynamic  # noqa: E402
 
 
 __all__ = ["metrics", "reset_metrics", "set_eager_mode", "get_eager_mode", "eager_mode", "EagerMode", "stablehlo",
-           "aot_compile", "Precision", "set_precision", "get_precision"]
+           "aot_compile", "Precision", "set_precision", "get_precision", "mark_dynamic"]

@@ -53,6 +53,34 @@ def buckets_for(lower, upper, options):
         edges = [1 << i for i in range(max(upper, 1).bit_length())]
     return sorted({e for e in edges if e >= lower and e < upper} | {upper})
 
+def mark_dynamic(t, dim, *, min=None, max=None, options=None):
+    """Fused eager mode's bounded size: dim `dim` of tpu tensor `t` varies between calls (a sequence length).
+
+    Windows that read `t` (and results computed from it that carry the size) run as the program of the size's
+    bucket, the real size a runtime argument, so every size of a bucket shares one compiled program; results stay
+    exact (csrc/ir/bucket.c masks the padding). Buckets: powers of two, up to `max` when given (then the last bucket
+    is `max`); `options` as torch.compile's (`bucket_size`, `num_dynamic_buckets`). `t` must fill its storage
+    contiguously (mark the tensor the data was created as). Returns `t`. Strict and debug mode run ops one at a
+    time (nothing to pad); a window the rewrite cannot pad runs per size (`TORCHTPU_LOG=fusion` says why)."""
+    if not isinstance(t, torch.Tensor) or t.device.type != "tpu":
+        raise TypeError(f"mark_dynamic: a tpu tensor, got {type(t).__name__}"
+                        + (f" on {t.device}" if isinstance(t, torch.Tensor) else ""))
+    if not -t.dim() <= dim < t.dim():
+        raise IndexError(f"mark_dynamic: dim {dim} of a {t.dim()}-d tensor")
+    dim %= t.dim()
+    size = t.shape[dim]
+    if size < 2:
+        raise ValueError(f"mark_dynamic: sizes 0 and 1 are not dynamic (dim {dim} has {size}), as in Dynamo")
+    if min is not None and size < min or max is not None and size > max:
+        raise ValueError(f"mark_dynamic: size {size} of dim {dim} is outside [{min}, {max}]")
+    if max is None:
+        bucket = 1 << (size - 1).bit_length()
+    else:
+        bucket = next(b for b in buckets_for(min or 2, max, options or {}) if b >= size)
+    _C.mark_dynamic(t, dim, bucket)
+    return t
+
+
 def _fill(fill, node, arg):
     dtype = _val(arg).dtype
     if fill == "ignore":

@@ -308,6 +308,24 @@ void register_graph(py::module& m) {
                                  (size_t)src.storage_offset() * es, (size_t)src_row_elems * es,
                                  (size_t)row_elems * es, (size_t)rows));
     });
+    // Bounded sizes in fused eager mode (torchtpu.mark_dynamic; csrc/runtime/bucket_launch.c): dim `dim` of the
+    // tensor that fills its storage varies, padded to `bucket` (0: unmark).
+    m.def("mark_dynamic", [](const at::Tensor& t, int64_t dim, int64_t bucket) {
+        ensure_init();
+        TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "mark_dynamic: a tpu tensor, got ", t.device());
+        TORCH_CHECK(t.is_contiguous() && t.storage_offset() == 0 &&
+                        (size_t)t.numel() * (size_t)t.element_size() == t.storage().nbytes(),
+                    "mark_dynamic: the tensor must fill its storage contiguously (mark the tensor the data was "
+                    "created as, or a .contiguous() copy)");
+        std::vector<int64_t> dims(t.sizes().begin(), t.sizes().end());
+        TT_CHECK(tt_rt_mark_dynamic(storage_of(t), (int32_t)dims.size(), dims.data(), (int32_t)dim, bucket));
+    });
+    m.def("marked_bucket", [](const at::Tensor& t) {
+        ensure_init();
+        TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "marked_bucket: a tpu tensor");
+        int64_t size = 0, bucket = tt_rt_storage_bucket(storage_of(t), &size);
+        return py::make_tuple(size, bucket);
+    });
 }
 
 }  // namespace torchtpu

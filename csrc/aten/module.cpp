@@ -74,6 +74,8 @@ static py::dict metrics() {
     d["fused_window_ops"] = m.window_ops;
     d["pending_dropped"] = m.pending_dropped;
     d["fused_window_replays"] = m.window_replays;  // windows whose recorded trace was cached: program not rebuilt
+    d["bucketed_windows"] = m.bucket_windows;      // windows run as their bucket's program (torchtpu.mark_dynamic)
+    d["bucket_refused"] = m.bucket_refused;        // windows with a marked input run per size (TORCHTPU_LOG=fusion: why)
     d["signature_hits"] = signature_hits();      // ops that reused their program without lowering (op_plan.h)
     d["signature_misses"] = signature_misses();  // ops looked up and lowered
     return d;

@@ -389,6 +389,41 @@ static inline uint64_t tt_ir_rng_bits(uint64_t seed, uint64_t counter) {
 tt_status tt_ir_builder_inline(tt_ir_builder *b, const tt_ir_program *p, const tt_ir_value *param_values,
                                tt_ir_value *out_values);
 
+/* ---- bounded dynamic sizes (bucket.c) ----
+ * Where a value carries the size being padded: per dim, 0 (not at all) or k >= 1: the dim is outer x size x k in
+ * row-major order (k = 1: the size is the dim's innermost factor, e.g. a dim of its own). */
+typedef struct tt_ir_bucket_pad {
+    int64_t inner[TT_MAX_RANK];
+} tt_ir_bucket_pad;
+/* p for a bucket of `bucket` >= size >= 2: every dim that carries size (seeded by param_pads, one per parameter,
+ * NULL entries unpadded; followed through the program) carries bucket instead, the real size is one more scalar
+ * parameter (i64, last), and the real part of every value equals p's whatever the padding holds. out_pads
+ * receives each output's padding (p->n_outputs). UNSUPPORTED, with the op and reason in tt_last_error(), when an
+ * op has no exact rule for its padded operands (the caller runs p). Equal results for two sizes are one program
+ * that computes both. */
+tt_status tt_ir_bucket(const tt_ir_program *p, int64_t size, int64_t bucket, const tt_ir_bucket_pad *param_pads,
+                       tt_ir_program **out, tt_ir_bucket_pad *out_pads);
+/* After UNSUPPORTED: the parameter (index, or -1) whose real-size dims met padded values, and the padding it would
+ * need: a caller able to pass it padded (an input that is really the same size) can seed it and try again. */
+typedef struct tt_ir_bucket_want {
+    int32_t param;
+    tt_ir_bucket_pad pad;
+} tt_ir_bucket_want;
+/* scalars (may be NULL): per parameter, an integer scalar argument's value at hand. The pass may use one to prove
+ * indices in range (a checked gather along a padded dim reads the same elements only if every index is below the
+ * size); it then sets `used`, and the result holds only while that argument has that value. */
+typedef struct tt_ir_bucket_scalar {
+    bool known, used;
+    int64_t value;
+} tt_ir_bucket_scalar;
+tt_status tt_ir_bucket_ex(const tt_ir_program *p, int64_t size, int64_t bucket, const tt_ir_bucket_pad *param_pads,
+                          tt_ir_program **out, tt_ir_bucket_pad *out_pads, tt_ir_bucket_want *want,
+                          tt_ir_bucket_scalar *scalars);
+/* Where the size sits after reshaping dims src (padding sp) to dst: false if a dst dim would split it or hold it
+ * twice. */
+bool tt_ir_bucket_reshape(int64_t size, int32_t src_rank, const int64_t *src, const tt_ir_bucket_pad *sp,
+                          int32_t dst_rank, const int64_t *dst, tt_ir_bucket_pad *dp);
+
 /* ---- strided views of a flat value (view.c) ----
  * flat: a 1-d value of n elements (a whole storage). A view (offset, dims, strides in elements) whose strides nest
  * (contiguous, sliced, stepped, transposed, selected, diagonal, expanded views) is a box: slices, reshapes,

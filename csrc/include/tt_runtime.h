@@ -104,6 +104,15 @@ tt_status tt_rt_copy(tt_rt_storage *dst, size_t dst_offset, tt_rt_storage *src, 
 tt_status tt_rt_copy_rows(tt_rt_storage *dst, size_t dst_offset, size_t dst_stride, tt_rt_storage *src,
                           size_t src_offset, size_t src_stride, size_t row_bytes, size_t rows);
 
+/* ---- bounded dynamic sizes in fused eager mode (bucket_launch.c) ----
+ * Dim `dim` of the contiguous tensor of dims `dims` that fills storage s is a size that varies, padded to bucket
+ * (>= the size, which must be >= 2): a fused window that reads s whole runs as its bucket's program (one compile
+ * for every size of the bucket) with the real size a runtime argument, and results that carry the size are marked
+ * the same way. bucket 0 removes the mark. */
+tt_status tt_rt_mark_dynamic(tt_rt_storage *s, int32_t rank, const int64_t *dims, int32_t dim, int64_t bucket);
+/* s's bucket (0: not marked); *size (may be NULL) its real size. */
+int64_t tt_rt_storage_bucket(const tt_rt_storage *s, int64_t *size);
+
 /* ---- events and stream positions ----
  * Each device has one in-order stream. Its position is a sequence number: the items (launches, writes, event
  * markers) enqueued on the device so far; an item is complete once the stream's completed count passes it.
@@ -333,6 +342,8 @@ typedef struct tt_rt_metrics {
     int64_t pending_dropped;          /* pending storages no one referenced at their cut: never allocated */
     int64_t window_replays;           /* windows whose trace was cached: their program replayed, not built */
     int64_t window_traces;            /* traces cached now */
+    int64_t bucket_windows;           /* windows run as their bucket's program (tt_rt_mark_dynamic) */
+    int64_t bucket_refused;           /* windows with a marked input the rewrite refused: run per size */
 } tt_rt_metrics;
 void tt_rt_metrics_get(tt_rt_metrics *out);
 void tt_rt_metrics_reset(void);

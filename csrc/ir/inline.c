@@ -5,8 +5,8 @@
 
 #include "ir_internal.h"
 
-static tt_ir_value tt_ir_inline_node(tt_ir_builder *b, const tt_ir_program *p, const tt_ir_node *n,
-                                     const tt_ir_value *in, const tt_ir_value *param_values, tt_ir_value *second) {
+tt_ir_value tt_ir_inline_node(tt_ir_builder *b, const tt_ir_program *p, const tt_ir_node *n, const tt_ir_value *in,
+                              const tt_ir_value *param_values, tt_ir_value *second) {
     const tt_ir_type *t = &p->types[n->outputs[0]];
     const tt_ir_attrs *a = &n->attrs;
     if (n->op >= TT_OP_ABS && n->op <= TT_OP_NOT) return tt_ir_unary(b, n->op, in[0]);

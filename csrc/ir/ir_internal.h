@@ -32,4 +32,10 @@ tt_status tt_ir_inline_rewrite(tt_ir_builder *b, const tt_ir_program *p, const t
  * through rewrite, and p's outputs; the caller may add outputs, then finishes it. */
 tt_status tt_ir_rewrite_begin(const tt_ir_program *p, tt_ir_rewrite_fn rewrite, void *user, tt_ir_builder **out);
 
+/* The identity of a reduction kind (TT_REDUCE_NONE: zero) as dt's raw bytes (little endian, like the host). */
+void tt_ir_identity_bytes(tt_ir_reduce_kind kind, tt_dtype dt, uint8_t out[8]);
+/* One node of p emitted into b through the builder functions (inline.c); a SORT's second result in *second. */
+tt_ir_value tt_ir_inline_node(tt_ir_builder *b, const tt_ir_program *p, const tt_ir_node *n, const tt_ir_value *in,
+                              const tt_ir_value *param_values, tt_ir_value *second);
+
 #endif

@@ -202,44 +202,10 @@ static void put_dense(sbuf *b, tt_dtype dt, int32_t rank, const int64_t *dims, c
     sb_printf(b, ">");
 }
 
-/* Identity element of a reduction kind, as raw bytes of dt. */
-static void identity_bytes(tt_ir_reduce_kind kind, tt_dtype dt, uint8_t out[8]) {
-    memset(out, 0, 8);
-    if (tt_dtype_is_float(dt)) {
-        double v = 0.0;
-        if (kind == TT_REDUCE_MUL) v = 1.0;
-        else if (kind == TT_REDUCE_MAX) v = -__builtin_inf();
-        else if (kind == TT_REDUCE_MIN) v = __builtin_inf();
-        if (dt == TT_F64) memcpy(out, &v, 8);
-        else if (dt == TT_F32) {
-            float f = (float)v;
-            memcpy(out, &f, 4);
-        } else {
-            uint16_t h = dt == TT_BF16 ? tt_f32_to_bf16((float)v) : tt_f32_to_f16((float)v);
-            memcpy(out, &h, 2);
-        }
-        return;
-    }
-    if (dt == TT_BOOL) {
-        out[0] = (kind == TT_REDUCE_MUL || kind == TT_REDUCE_MIN || kind == TT_REDUCE_AND) ? 1 : 0;
-        return;
-    }
-    size_t sz = tt_dtype_size(dt);
-    uint64_t u = 0;
-    switch (kind) {
-    case TT_REDUCE_MUL: u = 1; break;
-    case TT_REDUCE_AND: u = ~(uint64_t)0; break;
-    case TT_REDUCE_MAX: u = dt == TT_U8 ? 0 : (uint64_t)1 << (sz * 8 - 1); break; /* most negative */
-    case TT_REDUCE_MIN: u = dt == TT_U8 ? 0xFF : ((uint64_t)1 << (sz * 8 - 1)) - 1; break;
-    default: u = 0; break;
-    }
-    for (size_t i = 0; i < sz; i++) out[i] = (uint8_t)(u >> (8 * i)); /* little endian, like the host */
-}
-
 /* Emits "%t<node>_<k> = stablehlo.constant" of a 0-d identity; returns k. */
 static int32_t put_identity(printer *pr, tt_ir_reduce_kind kind, tt_dtype dt) {
     uint8_t bytes[8];
-    identity_bytes(kind, dt, bytes);
+    tt_ir_identity_bytes(kind, dt, bytes);
     int32_t k = pr->tmp++;
     sb_printf(pr->b, "    %%t%d_%d = \"stablehlo.constant\"() {value = ", (int)pr->node, (int)k);
     put_dense(pr->b, dt, 0, NULL, bytes);

@@ -473,6 +473,13 @@ tt_status tt_rt_copy_rows(tt_rt_storage *dst, size_t dst_offset, size_t dst_stri
         (st = tt_rt_window_cut(device, TT_RT_CUT_COPY)) != TT_OK)
         return st;
     if ((st = tt_rt_storage_materialize(src)) != TT_OK || (st = tt_rt_storage_materialize(dst)) != TT_OK) return st;
+    return tt_rt_copy_rows_enqueue(dst, dst_offset, dst_stride, src, src_offset, src_stride, row_bytes, rows);
+}
+
+tt_status tt_rt_copy_rows_enqueue(tt_rt_storage *dst, size_t dst_offset, size_t dst_stride, tt_rt_storage *src,
+                                  size_t src_offset, size_t src_stride, size_t row_bytes, size_t rows) {
+    tt_status st = TT_OK;
+    int device = dst->device;
     if (rows == 0 || row_bytes == 0) return TT_OK;
     tt_rt_stream *s = &tt_rt_g.streams[device];
     if (tt_rt_mode_now() == TT_EAGER_DEBUG) {

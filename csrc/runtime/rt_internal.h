@@ -36,6 +36,7 @@ struct tt_rt_storage {
     _Atomic(tt_rt_poison *) poison; /* one reference, or NULL; cleared by the next successful write */
     uint32_t generation; /* tt_rt_g.generation at creation */
     struct tt_rt_storage *next_free; /* link in a cache free list (refcount 0) */
+    _Atomic(struct tt_rt_mark *) mark; /* owned, or NULL: a dim of it is a size padded to a bucket (bucket_launch.c) */
 };
 
 /* Gives a pending storage its buffer (no-op once it has one). OUT_OF_MEMORY as tt_rt_storage_create. */
@@ -263,6 +264,29 @@ static inline bool tt_rt_window_busy(int device);
 tt_status tt_rt_launch_queued(int device, tt_ir_program *program, const tt_rt_arg *args, int32_t n_args,
                               const tt_rt_tensor *results, int32_t n_results, const char *op,
                               const tt_rt_origins *origins);
+/* ---- bounded dynamic sizes (bucket_launch.c) ---- */
+typedef struct tt_rt_mark tt_rt_mark;
+typedef struct tt_rt_bucket_plan tt_rt_bucket_plan;
+void tt_rt_mark_free(tt_rt_storage *s);
+/* What a storage's mark contributes to a window's trace (0: none). */
+uint64_t tt_rt_mark_word(const tt_rt_storage *s);
+/* The window program p for its arguments' marks (their size and bucket), or NULL: no marked argument, or the
+ * rewrite refused (the reason in why, counted). */
+tt_rt_bucket_plan *tt_rt_bucket_plan_new(tt_ir_program *p, const tt_rt_arg *args, int32_t n_args, char *why,
+                                         size_t why_size);
+void tt_rt_bucket_plan_free(tt_rt_bucket_plan *plan); /* accepts NULL */
+tt_ir_program *tt_rt_bucket_plan_program(const tt_rt_bucket_plan *plan);
+/* Whether the plan holds for these arguments (the scalar values its rewrite relied on are the same). */
+bool tt_rt_bucket_plan_holds(const tt_rt_bucket_plan *plan, const tt_rt_arg *args, int32_t n_args);
+/* Queues the bucket's program for the window's arguments and results (as tt_rt_launch_queued would p): padded
+ * copies in, the real size as an extra argument, padded results cut back and marked. */
+tt_status tt_rt_bucket_launch(int device, const tt_rt_bucket_plan *plan, const tt_rt_arg *args, int32_t n_args,
+                              const tt_rt_tensor *results, int32_t n_results, const char *name,
+                              const tt_rt_origins *origins);
+/* tt_rt_copy_rows after its checks, window cut and materialisation (both buffers exist): queued, or now in DEBUG. */
+tt_status tt_rt_copy_rows_enqueue(tt_rt_storage *dst, size_t dst_offset, size_t dst_stride, tt_rt_storage *src,
+                                  size_t src_offset, size_t src_stride, size_t row_bytes, size_t rows);
+
 /* ---- the trace cache (wtrace.c): a window whose trace (its ops' programs, the slots and views they touch, the
  * results kept) was seen before replays that window's finished program without building it again ---- */
 typedef struct tt_rt_wtrace tt_rt_wtrace;
@@ -270,8 +294,11 @@ typedef struct tt_rt_wtrace tt_rt_wtrace;
 tt_rt_wtrace *tt_rt_wtrace_find(const tt_rt_window *w, const uint64_t *mask, int32_t n_mask, uint64_t *hash);
 /* Caches w's trace with its finished program and the slots written as its outputs, in order; returns a reference
  * (NULL when out of memory: the window still runs). */
+/* plan (may be NULL) becomes the entry's when the insert succeeds (else it stays the caller's). */
 tt_rt_wtrace *tt_rt_wtrace_insert(const tt_rt_window *w, const uint64_t *mask, int32_t n_mask, uint64_t hash,
-                                  tt_ir_program *program, const int32_t *out_slots, int32_t n_out);
+                                  tt_ir_program *program, const int32_t *out_slots, int32_t n_out,
+                                  tt_rt_bucket_plan *plan);
+const tt_rt_bucket_plan *tt_rt_wtrace_plan(const tt_rt_wtrace *t); /* the window's bucket plan, or NULL */
 void tt_rt_wtrace_release(tt_rt_wtrace *t);
 /* The first live program equal to p (p itself if none), retained: what a window records for an op. */
 tt_ir_program *tt_rt_wtrace_intern(tt_ir_program *p);
@@ -327,6 +354,7 @@ typedef struct tt_rt_state {
     /* metrics */
     _Atomic int64_t cuts[TT_RT_CUT_COUNT];
     _Atomic int64_t windows_run, windows_ops, pending_dropped, window_replays;
+    _Atomic int64_t bucket_windows, bucket_refused; /* windows run as their bucket's program; rewrites refused */
     _Atomic int64_t ops[TT_EAGER_MODE_COUNT];
     _Atomic int64_t compiles, cache_hits, bytes_to_device, bytes_to_host, syncs;
     _Atomic int64_t compile_ns;

@@ -307,6 +307,8 @@ void tt_rt_metrics_get(tt_rt_metrics *out) {
     out->pending_dropped = atomic_load(&g->pending_dropped);
     out->window_replays = atomic_load(&g->window_replays);
     out->window_traces = tt_rt_wtrace_count();
+    out->bucket_windows = atomic_load(&g->bucket_windows);
+    out->bucket_refused = atomic_load(&g->bucket_refused);
     size_t peak = 0;
     for (int d = 0; d < g->n_devices; d++) {
         size_t p = atomic_load(&g->mem[d].peak);
@@ -330,5 +332,7 @@ void tt_rt_metrics_reset(void) {
     atomic_store(&g->windows_ops, 0);
     atomic_store(&g->pending_dropped, 0);
     atomic_store(&g->window_replays, 0);
+    atomic_store(&g->bucket_windows, 0);
+    atomic_store(&g->bucket_refused, 0);
     for (int d = 0; d < g->n_devices; d++) tt_rt_memory_reset_peak(d);
 }

@@ -246,6 +246,7 @@ tt_status tt_rt_storage_create(int device, size_t nbytes, tt_rt_storage **out) {
     atomic_store(&s->has_buffer, true);
     atomic_store(&s->wslot, -1);
     atomic_store(&s->poison, NULL);
+    atomic_store(&s->mark, NULL);
     s->generation = atomic_load(&tt_rt_g.generation);
     s->nbytes = nbytes;
     s->next_free = NULL;
@@ -265,6 +266,7 @@ tt_status tt_rt_storage_create_pending(int device, size_t nbytes, tt_rt_storage 
     atomic_init(&p->has_buffer, false);
     atomic_init(&p->wslot, -1);
     atomic_init(&p->poison, NULL);
+    atomic_init(&p->mark, NULL);
     p->device = device;
     p->generation = atomic_load(&tt_rt_g.generation);
     p->nbytes = nbytes;
@@ -326,6 +328,7 @@ void tt_rt_storage_retain(tt_rt_storage *s) {
 void tt_rt_storage_release(tt_rt_storage *s) {
     if (!s || atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
     tt_rt_storage_unpoison(s);
+    tt_rt_mark_free(s);
     /* After tt_rt_shutdown the driver that made the buffer is gone (and with it the buffer): only the record is
      * left to free. The generation tells a storage of an earlier start-up from one of the current. */
     if (!tt_rt_g.driver || !atomic_load_explicit(&tt_rt_g.ready, memory_order_acquire) ||

@@ -102,11 +102,14 @@ static tt_status trace_push(tt_rt_window *w, int32_t n, const uint64_t *v) {
  * and state when new, the view. */
 static tt_status trace_tensor(tt_rt_window *w, int32_t slot, bool new_slot, const tt_rt_tensor *t) {
     const tt_rt_wslot *sl = &w->slots[slot];
-    uint64_t v[4 + 2 * TT_MAX_RANK];
+    uint64_t v[5 + 2 * TT_MAX_RANK];
     int32_t n = 0;
     v[n++] = (uint64_t)(uint32_t)slot | (uint64_t)t->dtype << 32 | (uint64_t)t->rank << 40 |
              (uint64_t)new_slot << 48 | (uint64_t)sl->had_buffer << 49;
-    if (new_slot) v[n++] = (uint64_t)sl->n;
+    if (new_slot) {
+        v[n++] = (uint64_t)sl->n;
+        v[n++] = tt_rt_mark_word(sl->s); /* a marked storage makes a bucketed program */
+    }
     v[n++] = (uint64_t)t->offset;
     for (int32_t d = 0; d < t->rank; d++) {
         v[n++] = (uint64_t)t->dims[d];
@@ -329,13 +332,17 @@ static void log_cut(int device, tt_rt_window *w, tt_rt_cut_reason reason, int32_
 }
 
 /* The window's program and the slots it writes as outputs: the cached trace's (replayed), or built now and cached.
- * mask: the written slots something still references. */
-static tt_status window_program(tt_rt_window *w, const uint64_t *mask, int32_t n_mask, tt_rt_wtrace **trace,
-                                tt_ir_program **built, const int32_t **out_slots, int32_t *n_out) {
+ * mask: the written slots something still references. *plan: how to run it as its bucket's program, or NULL;
+ * *own_plan: a plan the trace cache did not take (the caller frees it). */
+static tt_status window_program(int device, tt_rt_window *w, const uint64_t *mask, int32_t n_mask,
+                                tt_rt_wtrace **trace, tt_ir_program **built, const int32_t **out_slots,
+                                int32_t *n_out, const tt_rt_bucket_plan **plan, tt_rt_bucket_plan **own_plan) {
     uint64_t hash;
     if ((*trace = tt_rt_wtrace_find(w, mask, n_mask, &hash))) {
         atomic_fetch_add(&tt_rt_g.window_replays, 1);
         *n_out = tt_rt_wtrace_outputs(*trace, out_slots);
+        *plan = tt_rt_wtrace_plan(*trace);
+        if (*plan && !tt_rt_bucket_plan_holds(*plan, w->args, w->n_args)) *plan = NULL; /* runs per size */
         return TT_OK;
     }
     tt_status st = build_program(w);
@@ -349,8 +356,16 @@ static tt_status window_program(tt_rt_window *w, const uint64_t *mask, int32_t n
         w->out_slots[n++] = i;
     }
     if (st == TT_OK) st = tt_ir_builder_finish(w->b, built);
+    if (st == TT_OK) {
+        char why[TT_RT_MSG_SIZE];
+        *plan = *own_plan = tt_rt_bucket_plan_new(*built, w->args, w->n_args, why, sizeof why);
+        if (why[0] && tt_rt_g.log_fusion)
+            fprintf(stderr, "torchtpu fusion: tpu:%d a window of %d ops from %s runs per size, not padded: %s\n",
+                    device, (int)atomic_load(&w->n_ops), w->first_op, why);
+    }
     /* not cached when out of memory: the window still runs */
-    if (st == TT_OK) *trace = tt_rt_wtrace_insert(w, mask, n_mask, hash, *built, w->out_slots, n);
+    if (st == TT_OK) *trace = tt_rt_wtrace_insert(w, mask, n_mask, hash, *built, w->out_slots, n, *own_plan);
+    if (*trace) *own_plan = NULL;
     *out_slots = w->out_slots;
     *n_out = n;
     return st;
@@ -381,8 +396,11 @@ static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason
     tt_ir_program *built = NULL;
     const int32_t *out_slots = NULL;
     int32_t n_out = 0;
+    const tt_rt_bucket_plan *plan = NULL;
+    tt_rt_bucket_plan *own_plan = NULL;
     int64_t compiles = atomic_load(&tt_rt_g.compiles);
-    if (st == TT_OK && n_keep > 0) st = window_program(w, mask, n_mask, &trace, &built, &out_slots, &n_out);
+    if (st == TT_OK && n_keep > 0)
+        st = window_program(device, w, mask, n_mask, &trace, &built, &out_slots, &n_out, &plan, &own_plan);
     tt_ir_program *p = trace ? tt_rt_wtrace_program(trace) : built;
     tt_rt_tensor stack_res[8], *res = stack_res;
     if (st == TT_OK && n_out > 8 && !(res = malloc(sizeof *res * (size_t)n_out))) st = oom("a window's cut");
@@ -407,9 +425,11 @@ static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason
     else if (n_ops == 1) snprintf(name, sizeof name, "%s", w->first_op); /* a window of one op is that op */
     else snprintf(name, sizeof name, "fused window of %d ops (from %s)", (int)n_ops, w->first_op);
     tt_rt_origins origins = {w->origins, w->origins_len, n_ops};
-    if (st == TT_OK && n_out > 0) st = tt_rt_launch_queued(device, p, w->args, w->n_args, res, n_out, name, &origins);
+    if (st == TT_OK && n_out > 0)
+        st = plan ? tt_rt_bucket_launch(device, plan, w->args, w->n_args, res, n_out, name, &origins)
+                  : tt_rt_launch_queued(device, p, w->args, w->n_args, res, n_out, name, &origins);
     if (w->graph_depth > 0) w->graph_cuts++;
-    if (w->capture && st == TT_OK && n_out > 0)
+    if (w->capture && st == TT_OK && n_out > 0 && !plan)
         *w->capture = tt_rt_graph_run_new(p, w->args, w->n_args, res, n_out, &origins);
     atomic_fetch_add(&tt_rt_g.cuts[reason], 1);
     atomic_fetch_add(&tt_rt_g.windows_run, 1);
@@ -420,13 +440,16 @@ static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason
         if (st != TT_OK) snprintf(outcome, sizeof outcome, "failed");
         else if (n_out == 0) snprintf(outcome, sizeof outcome, "nothing to run");
         else if (atomic_load(&tt_rt_g.compiles) > compiles)
-            snprintf(outcome, sizeof outcome, "compiled (%s)", tt_rt_wtrace_miss_reason(&origins, p));
+            snprintf(outcome, sizeof outcome, "compiled (%s)%s",
+                     tt_rt_wtrace_miss_reason(&origins, plan ? tt_rt_bucket_plan_program(plan) : p),
+                     plan ? ", padded to its bucket" : "");
         else snprintf(outcome, sizeof outcome, "%s", built ? "built, cached program" : "replayed");
         log_cut(device, w, reason, n_out, dropped, outcome, where);
     }
     if (res != stack_res) free(res);
     if (mask != stack_mask) free(mask);
     tt_rt_wtrace_release(trace);
+    tt_rt_bucket_plan_free(own_plan);
     tt_ir_program_destroy(built);
     char msg[TT_RT_MSG_SIZE];
     if (st != TT_OK) {

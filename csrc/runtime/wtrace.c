@@ -30,6 +30,7 @@ struct tt_rt_wtrace {
     tt_ir_program *program;
     int32_t n_out;
     int32_t *out_slots;
+    tt_rt_bucket_plan *plan; /* owned, or NULL */
     tt_rt_wtrace *next, *lru_prev, *lru_next;
 };
 
@@ -53,6 +54,7 @@ static uint64_t trace_hash(const tt_rt_window *w, const uint64_t *mask, int32_t 
 static void entry_free(tt_rt_wtrace *t) {
     for (int32_t i = 0; i < t->n_progs; i++) tt_ir_program_destroy(t->progs[i]);
     tt_ir_program_destroy(t->program);
+    tt_rt_bucket_plan_free(t->plan);
     free(t->progs);
     free(t->words);
     free(t->out_slots);
@@ -64,6 +66,7 @@ void tt_rt_wtrace_release(tt_rt_wtrace *t) {
 }
 
 tt_ir_program *tt_rt_wtrace_program(const tt_rt_wtrace *t) { return t->program; }
+const tt_rt_bucket_plan *tt_rt_wtrace_plan(const tt_rt_wtrace *t) { return t->plan; }
 
 int32_t tt_rt_wtrace_outputs(const tt_rt_wtrace *t, const int32_t **slots) {
     *slots = t->out_slots;
@@ -119,7 +122,8 @@ tt_rt_wtrace *tt_rt_wtrace_find(const tt_rt_window *w, const uint64_t *mask, int
 }
 
 tt_rt_wtrace *tt_rt_wtrace_insert(const tt_rt_window *w, const uint64_t *mask, int32_t n_mask, uint64_t hash,
-                                  tt_ir_program *program, const int32_t *out_slots, int32_t n_out) {
+                                  tt_ir_program *program, const int32_t *out_slots, int32_t n_out,
+                                  tt_rt_bucket_plan *plan) {
     int32_t n_ops = atomic_load(&w->n_ops);
     tt_rt_wtrace *t = calloc(1, sizeof *t);
     if (!t) return NULL;
@@ -141,6 +145,7 @@ tt_rt_wtrace *tt_rt_wtrace_insert(const tt_rt_window *w, const uint64_t *mask, i
     t->program = program;
     memcpy(t->out_slots, out_slots, sizeof *out_slots * (size_t)n_out);
     t->n_out = n_out;
+    t->plan = plan;
     t->hash = hash;
     atomic_init(&t->refs, 2); /* the cache's and the caller's */
     pthread_mutex_lock(&wt_mu);
