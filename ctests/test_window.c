@@ -558,6 +558,62 @@ static void a_graph_records_into_one_window_in_any_mode(void) {
     unsetenv("TORCHTPU_FUSION_MAX_OPS");
 }
 
+/* (x + 1).sum(1) of a f32 [r, c] tensor: [r] (the + 1 makes zero padding count if it were not masked). */
+static tt_ir_program *row_sum_program(int64_t r, int64_t c) {
+    tt_ir_builder *b = tt_ir_builder_create();
+    int64_t d[2] = {r, c}, one = 1;
+    tt_ir_value x = tt_ir_param(b, TT_F32, 2, d);
+    x = tt_ir_binary(b, TT_OP_ADD, x, tt_ir_broadcast_in_dim(b, tt_ir_constant_scalar(b, TT_F32, 1.0), 2, d, NULL));
+    tt_ir_builder_add_output(b, tt_ir_reduce(b, TT_REDUCE_ADD, x, 1, &one));
+    tt_ir_program *p = NULL;
+    TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+    tt_ir_builder_destroy(b);
+    return p;
+}
+
+static void a_marked_size_runs_its_windows_as_the_buckets_program(void) {
+    start(TT_EAGER_FUSED);
+    int64_t compiles_first = 0;
+    for (int64_t s = 5; s <= 7; s += 2) { /* both in the bucket of 8 */
+        tt_ir_program *add = binary_program(TT_OP_ADD, 2, s), *mul = binary_program(TT_OP_MULTIPLY, 2, s);
+        tt_ir_program *sum = row_sum_program(2, s);
+        float xv[14];
+        for (int i = 0; i < 2 * s; i++) xv[i] = (float)(i + 1);
+        tt_rt_storage *x = uploaded(xv, 2 * s), *y = pending(2 * s), *z = pending(2);
+        int64_t dims[2] = {2, s};
+        TT_CHECK_OK(tt_rt_mark_dynamic(x, 2, dims, 1, 8));
+        TT_CHECK(tt_rt_mark_dynamic(x, 2, dims, 1, 4) == TT_STATUS_INVALID_ARGUMENT); /* the bucket must hold s */
+        TT_CHECK_OK(run2(add, dense2(x, 2, s), dense2(x, 2, s), dense2(y, 2, s), "y = x + x"));
+        TT_CHECK_OK(run2(mul, dense2(y, 2, s), dense2(x, 2, s), dense2(y, 2, s), "y *= x"));
+        tt_rt_tensor zt = {.storage = z, .dtype = TT_F32, .rank = 1, .dims = {2}, .strides = {1}};
+        tt_rt_arg ya = {.kind = TT_RT_ARG_TENSOR, .tensor = dense2(y, 2, s)};
+        TT_CHECK_OK(tt_rt_launch(0, sum, &ya, 1, &zt, 1, "z = (y + 1).sum(1)"));
+        float got[2], yg[14];
+        read_back(z, got, 2);
+        read_back(y, yg, 2 * s);
+        for (int r = 0; r < 2; r++) {
+            float want = 0;
+            for (int j = 0; j < s; j++) want += 2 * xv[r * s + j] * xv[r * s + j] + 1;
+            TT_CHECK(got[r] == want);
+        }
+        for (int i = 0; i < 2 * s; i++) TT_CHECK(yg[i] == 2 * xv[i] * xv[i]);
+        int64_t size = 0;
+        TT_CHECK(tt_rt_storage_bucket(y, &size) == 8 && size == s); /* a result that carries the size is marked */
+        tt_rt_metrics m;
+        tt_rt_metrics_get(&m);
+        TT_CHECK(m.bucket_windows == (s == 5 ? 1 : 2) && m.bucket_refused == 0);
+        if (s == 5) compiles_first = m.compiles;
+        else TT_CHECK(m.compiles == compiles_first); /* the second size found the bucket's program */
+        tt_rt_storage_release(x);
+        tt_rt_storage_release(y);
+        tt_rt_storage_release(z);
+        tt_ir_program_destroy(add);
+        tt_ir_program_destroy(mul);
+        tt_ir_program_destroy(sum);
+    }
+    tt_rt_shutdown();
+}
+
 static const tt_test_case cases[] = {
     {"a chain runs as one program and its dead intermediates get no memory",
      a_chain_runs_as_one_program_and_its_dead_intermediates_get_no_memory},
@@ -577,6 +633,7 @@ static const tt_test_case cases[] = {
     {"a repeated window replays its program and a changed one does not",
      a_repeated_window_replays_its_program_and_a_changed_one_does_not},
     {"a graph records into one window in any mode", a_graph_records_into_one_window_in_any_mode},
+    {"a marked size runs its windows as the bucket's program", a_marked_size_runs_its_windows_as_the_buckets_program},
     {NULL, NULL},
 };
 

@@ -28,6 +28,12 @@ tt_ir_value tt_ir_bk_fail(bk *k, const tt_ir_node *n, const char *why) {
     return TT_IR_NONE;
 }
 
+/* tt_ir_bk_fail for the rules that answer whether they applied. */
+static bool refuse(bk *k, const tt_ir_node *n, const char *why) {
+    tt_ir_bk_fail(k, n, why);
+    return false;
+}
+
 /* The dims of t with its padded dims at the bucket's size; false if a padded dim does not hold s x inner. */
 bool tt_ir_bk_padded_dims(const bk *k, const tt_ir_type *t, const tt_ir_bucket_pad *q, int64_t *dims) {
     for (int32_t d = 0; d < t->rank; d++) {
@@ -70,12 +76,13 @@ static bool unify(bk *k, const tt_ir_node *n, int32_t rank, tt_ir_value *in, tt_
     for (int32_t j = 0; j < n->n_inputs; j++)
         for (int32_t d = 0; d < rank && k->p->types[ins[j]].rank == rank; d++) {
             int64_t q = k->pad[ins[j]].inner[d];
-            if (q && out->inner[d] && q != out->inner[d]) return tt_ir_bk_fail(k, n, "operands padded differently"), false;
+            if (q && out->inner[d] && q != out->inner[d]) return refuse(k, n, "operands padded differently");
             if (q) out->inner[d] = q;
         }
     for (int32_t j = 0; j < n->n_inputs; j++) {
         if (k->p->types[ins[j]].rank != rank) continue; /* 0-d operands of variadic ops */
-        if (!pad_eq(&k->pad[ins[j]], out, rank) && (in[j] = tt_ir_bk_regen(k, ins[j], out, 0)) == TT_IR_NONE) return false;
+        if (!pad_eq(&k->pad[ins[j]], out, rank) && (in[j] = tt_ir_bk_regen(k, ins[j], out, 0)) == TT_IR_NONE)
+            return false;
     }
     return true;
 }
@@ -135,7 +142,8 @@ tt_ir_value tt_ir_bk_emit_gather(bk *k, const tt_ir_node *n, const tt_ir_value *
     int64_t offset_operand_dim[TT_MAX_RANK];
     for (int32_t d = 0; d < ot->rank; d++) {
         bool collapsed = false, indexed = false;
-        for (int64_t i = 0; i < a->gather.collapsed_slice_dims.n; i++) collapsed |= a->gather.collapsed_slice_dims.v[i] == d;
+        for (int64_t i = 0; i < a->gather.collapsed_slice_dims.n; i++)
+            collapsed |= a->gather.collapsed_slice_dims.v[i] == d;
         for (int64_t i = 0; i < a->gather.start_index_map.n; i++) indexed |= a->gather.start_index_map.v[i] == d;
         if (!collapsed) offset_operand_dim[off++] = d;
         if (!op->inner[d]) continue;
@@ -161,10 +169,11 @@ tt_ir_value tt_ir_bk_emit_gather(bk *k, const tt_ir_node *n, const tt_ir_value *
         }
     }
     tt_ir_value idx = in[1];
-    if (is_padded(ip, it->rank)) idx = tt_ir_bk_masked(k, idx, ip, NULL, TT_REDUCE_NONE); /* padding reads row 0, in range */
+    if (is_padded(ip, it->rank)) idx = tt_ir_bk_masked(k, idx, ip, NULL, TT_REDUCE_NONE); /* padding reads row 0 */
     tt_ir_attrs g = *a;
     for (int32_t d = 0; d < ot->rank; d++)
-        if (op->inner[d] && g.gather.slice_sizes.v[d] == ot->dims[d]) g.gather.slice_sizes.v[d] = ot->dims[d] / k->s * k->S;
+        if (op->inner[d] && g.gather.slice_sizes.v[d] == ot->dims[d])
+            g.gather.slice_sizes.v[d] = ot->dims[d] / k->s * k->S;
     return tt_ir_gather(k->b, in[0], idx, &g);
 }
 
@@ -194,8 +203,10 @@ static tt_ir_value emit_dot(bk *k, const tt_ir_node *n, const tt_ir_value *ins, 
             if (pass) lmask[l] = rmask[r] = any = true;
         }
     }
-    if (!pad_eq(&lp, &k->pad[ins[0]], lt->rank) && (in[0] = tt_ir_bk_regen(k, ins[0], &lp, 0)) == TT_IR_NONE) return TT_IR_NONE;
-    if (!pad_eq(&rp, &k->pad[ins[1]], rt->rank) && (in[1] = tt_ir_bk_regen(k, ins[1], &rp, 0)) == TT_IR_NONE) return TT_IR_NONE;
+    if (!pad_eq(&lp, &k->pad[ins[0]], lt->rank) && (in[0] = tt_ir_bk_regen(k, ins[0], &lp, 0)) == TT_IR_NONE)
+        return TT_IR_NONE;
+    if (!pad_eq(&rp, &k->pad[ins[1]], rt->rank) && (in[1] = tt_ir_bk_regen(k, ins[1], &rp, 0)) == TT_IR_NONE)
+        return TT_IR_NONE;
     tt_ir_value l = in[0], r = in[1];
     if (any) { /* both sides: 0 x garbage could be NaN */
         l = tt_ir_bk_masked(k, l, &lp, lmask, TT_REDUCE_ADD);
@@ -219,7 +230,7 @@ static bool emit(bk *k, const tt_ir_node *n) {
     tt_ir_value out = n->outputs[0];
     const tt_ir_type *t = &p->types[out];
     tt_ir_value in[64];
-    if (n->n_inputs > 64) return tt_ir_bk_fail(k, n, "too many operands"), false;
+    if (n->n_inputs > 64) return refuse(k, n, "too many operands");
     bool any_in = false;
     for (int32_t j = 0; j < n->n_inputs; j++) {
         in[j] = k->map[ins[j]];
@@ -266,8 +277,9 @@ static bool emit(bk *k, const tt_ir_node *n) {
     case TT_OP_BROADCAST_IN_DIM: {
         const tt_ir_type *x = &p->types[ins[0]];
         for (int32_t i = 0; i < x->rank; i++)
-            if (x->dims[i] == t->dims[a->broadcast.dims.v[i]]) q->inner[a->broadcast.dims.v[i]] = k->pad[ins[0]].inner[i];
-        if (!tt_ir_bk_padded_dims(k, t, q, dims)) return tt_ir_bk_fail(k, n, "a broadcast of a padded dim"), false;
+            if (x->dims[i] == t->dims[a->broadcast.dims.v[i]])
+                q->inner[a->broadcast.dims.v[i]] = k->pad[ins[0]].inner[i];
+        if (!tt_ir_bk_padded_dims(k, t, q, dims)) return refuse(k, n, "a broadcast of a padded dim");
         v = tt_ir_broadcast_in_dim(k->b, in[0], t->rank, dims, a->broadcast.dims.v);
         break;
     }
@@ -275,7 +287,7 @@ static bool emit(bk *k, const tt_ir_node *n) {
         const tt_ir_type *x = &p->types[ins[0]];
         if (!tt_ir_bucket_reshape(k->s, x->rank, x->dims, &k->pad[ins[0]], t->rank, t->dims, q) ||
             !tt_ir_bk_padded_dims(k, t, q, dims))
-            return tt_ir_bk_fail(k, n, "a reshape that splits the padded size"), false;
+            return refuse(k, n, "a reshape that splits the padded size");
         v = tt_ir_reshape(k->b, in[0], t->rank, dims);
         break;
     }
@@ -291,7 +303,7 @@ static bool emit(bk *k, const tt_ir_node *n) {
             int64_t qi = k->pad[ins[0]].inner[d];
             if (!qi) continue;
             if (a->slice.start.v[d] != 0 || limit[d] != x->dims[d] || a->slice.stride.v[d] != 1)
-                return tt_ir_bk_fail(k, n, "a slice along a padded dim"), false;
+                return refuse(k, n, "a slice along a padded dim");
             q->inner[d] = qi;
             limit[d] = x->dims[d] / k->s * k->S;
         }
@@ -302,7 +314,7 @@ static bool emit(bk *k, const tt_ir_node *n) {
         const tt_ir_bucket_pad *xp = &k->pad[ins[0]];
         for (int32_t d = 0; d < t->rank; d++) {
             if (xp->inner[d] && (a->pad.low.v[d] || a->pad.high.v[d] || a->pad.interior.v[d]))
-                return tt_ir_bk_fail(k, n, "a pad along a padded dim"), false;
+                return refuse(k, n, "a pad along a padded dim");
             q->inner[d] = xp->inner[d];
         }
         v = tt_ir_pad(k->b, in[0], in[1], a->pad.low.v, a->pad.high.v, a->pad.interior.v);
@@ -310,7 +322,7 @@ static bool emit(bk *k, const tt_ir_node *n) {
     }
     case TT_OP_CONCATENATE: {
         if (!unify(k, n, t->rank, in, q)) return false;
-        if (q->inner[a->concatenate.dim]) return tt_ir_bk_fail(k, n, "a concatenation along a padded dim"), false;
+        if (q->inner[a->concatenate.dim]) return refuse(k, n, "a concatenation along a padded dim");
         v = tt_ir_concatenate(k->b, n->n_inputs, in, a->concatenate.dim);
         break;
     }
@@ -318,7 +330,10 @@ static bool emit(bk *k, const tt_ir_node *n) {
         const tt_ir_bucket_pad *xp = &k->pad[ins[0]];
         const tt_ir_type *x = &p->types[ins[0]];
         bool red[TT_MAX_RANK] = {false}, mask = false;
-        for (int64_t i = 0; i < a->reduce.dims.n; i++) red[a->reduce.dims.v[i]] = true, mask |= xp->inner[a->reduce.dims.v[i]] != 0;
+        for (int64_t i = 0; i < a->reduce.dims.n; i++) {
+            red[a->reduce.dims.v[i]] = true;
+            mask |= xp->inner[a->reduce.dims.v[i]] != 0;
+        }
         for (int32_t d = 0, o = 0; d < x->rank; d++)
             if (!red[d]) q->inner[o++] = xp->inner[d];
         tt_ir_value x2 = mask ? tt_ir_bk_masked(k, in[0], xp, red, a->reduce.kind) : in[0];
@@ -332,11 +347,12 @@ static bool emit(bk *k, const tt_ir_node *n) {
         bool red[TT_MAX_RANK] = {false};
         red[d0] = true;
         /* an index along the dim counts padding before it unless the size is the dim's outermost factor */
-        if (xp->inner[d0] && x->dims[d0] != k->s * xp->inner[d0]) return tt_ir_bk_fail(k, n, "an arg-reduction over a merged padded dim"), false;
+        if (xp->inner[d0] && x->dims[d0] != k->s * xp->inner[d0])
+            return refuse(k, n, "an arg-reduction over a merged padded dim");
         for (int32_t d = 0, o = 0; d < x->rank; d++)
             if (d != d0) q->inner[o++] = xp->inner[d];
-        tt_ir_value x2 = xp->inner[d0] ? tt_ir_bk_masked(k, in[0], xp, red, a->arg_reduce.is_min ? TT_REDUCE_MIN : TT_REDUCE_MAX)
-                                        : in[0];
+        tt_ir_reduce_kind id = a->arg_reduce.is_min ? TT_REDUCE_MIN : TT_REDUCE_MAX;
+        tt_ir_value x2 = xp->inner[d0] ? tt_ir_bk_masked(k, in[0], xp, red, id) : in[0];
         v = tt_ir_arg_reduce(k->b, x2, d0, a->arg_reduce.is_min);
         break;
     }
@@ -355,7 +371,7 @@ static bool emit(bk *k, const tt_ir_node *n) {
             if (xp->inner[d] && (a->reduce_window.window.v[d] != 1 || a->reduce_window.strides.v[d] != 1 ||
                                  a->reduce_window.pad_low.v[d] || a->reduce_window.pad_high.v[d] ||
                                  a->reduce_window.window_dilation.v[d] != 1))
-                return tt_ir_bk_fail(k, n, "a window along a padded dim"), false;
+                return refuse(k, n, "a window along a padded dim");
             q->inner[d] = xp->inner[d];
         }
         v = tt_ir_reduce_window(k->b, in[0], a);
@@ -366,13 +382,13 @@ static bool emit(bk *k, const tt_ir_node *n) {
     case TT_OP_SORT: {
         int64_t d0 = a->sort.dim;
         if (!unify(k, n, t->rank, in, q)) return false;
-        if (q->inner[d0]) return tt_ir_bk_fail(k, n, "a sort along a padded dim"), false;
+        if (q->inner[d0]) return refuse(k, n, "a sort along a padded dim");
         tt_ir_value outs[2] = {TT_IR_NONE, TT_IR_NONE};
         v = tt_ir_sort(k->b, n->n_inputs, in, d0, a->sort.descending, a->sort.stable, outs);
         if (n->n_outputs > 1) k->map[n->outputs[1]] = outs[1], k->pad[n->outputs[1]] = *q;
         break;
     }
-    default: return tt_ir_bk_fail(k, n, "no rule for a padded operand"), false;
+    default: return refuse(k, n, "no rule for a padded operand");
     }
     if (k->failed) return false;
     k->map[out] = v;

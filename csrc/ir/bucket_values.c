@@ -19,7 +19,8 @@ static tt_ir_value bk_real_mask(bk *k, int32_t rank, const int64_t *pdims, const
             i = tt_ir_binary(k->b, TT_OP_DIVIDE, i,
                              tt_ir_broadcast_in_dim(k->b, tt_ir_bk_i64(k, q->inner[d]), rank, pdims, NULL));
         if (pdims[d] > k->S * q->inner[d])
-            i = tt_ir_binary(k->b, TT_OP_REMAINDER, i, tt_ir_broadcast_in_dim(k->b, tt_ir_bk_i64(k, k->S), rank, pdims, NULL));
+            i = tt_ir_binary(k->b, TT_OP_REMAINDER, i,
+                             tt_ir_broadcast_in_dim(k->b, tt_ir_bk_i64(k, k->S), rank, pdims, NULL));
         tt_ir_value c = tt_ir_compare(k->b, TT_CMP_LT, i, nb);
         m = m == TT_IR_NONE ? c : tt_ir_binary(k->b, TT_OP_AND, m, c);
     }
@@ -28,7 +29,8 @@ static tt_ir_value bk_real_mask(bk *k, int32_t rank, const int64_t *pdims, const
 
 /* v (a value of b with p-value pv's padding) with its padding along `which` dims (NULL: all) replaced by the
  * identity of kind. */
-tt_ir_value tt_ir_bk_masked(bk *k, tt_ir_value v, const tt_ir_bucket_pad *q, const bool *which, tt_ir_reduce_kind kind) {
+tt_ir_value tt_ir_bk_masked(bk *k, tt_ir_value v, const tt_ir_bucket_pad *q, const bool *which,
+                            tt_ir_reduce_kind kind) {
     const tt_ir_type *t = tt_ir_type_of(k->b, v);
     if (!t) return TT_IR_NONE;
     tt_ir_type tt = *t;

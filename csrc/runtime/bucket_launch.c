@@ -90,8 +90,9 @@ tt_status tt_rt_mark_dynamic(tt_rt_storage *s, int32_t rank, const int64_t *dims
     if (rank < 1 || rank > TT_MAX_RANK || dim < 0 || dim >= rank)
         return tt_error(TT_STATUS_INVALID_ARGUMENT, "mark_dynamic: dim %d of a %d-d tensor", (int)dim, (int)rank);
     if (dims[dim] < 2 || bucket < dims[dim])
-        return tt_error(TT_STATUS_INVALID_ARGUMENT, "mark_dynamic: a size of %lld cannot be padded to %lld (sizes 0 "
-                        "and 1 are not dynamic; the bound must hold the size)", (long long)dims[dim], (long long)bucket);
+        return tt_error(TT_STATUS_INVALID_ARGUMENT,
+                        "mark_dynamic: a size of %lld cannot be padded to %lld (sizes 0 and 1 are not dynamic; the "
+                        "bound must hold the size)", (long long)dims[dim], (long long)bucket);
     /* a storage the open window writes (made on the device just now) becomes its input: the mark then seeds it */
     if (atomic_load(&s->wslot) >= 0) {
         tt_status st = tt_rt_window_cut(s->device, TT_RT_CUT_FLUSH);
