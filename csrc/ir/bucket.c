@@ -121,7 +121,7 @@ static tt_ir_value mean_divisor(bk *k, const tt_ir_node *n, const tt_ir_value *i
         return TT_IR_NONE;
     }
     if (cv != (double)count) return TT_IR_NONE;
-    tt_ir_value v = tt_ir_bk_i64(k, rest);
+    tt_ir_value v = tt_ir_constant_scalar(k->b, TT_I64, (double)rest);
     for (int32_t i = 0; i < m; i++) v = tt_ir_binary(k->b, TT_OP_MULTIPLY, v, k->n);
     v = tt_ir_convert(k->b, v, ct->dtype);
     int64_t dims[TT_MAX_RANK];

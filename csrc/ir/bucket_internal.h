@@ -36,7 +36,6 @@ static inline bool pad_eq(const tt_ir_bucket_pad *a, const tt_ir_bucket_pad *b, 
 tt_ir_value tt_ir_bk_fail(bk *k, const tt_ir_node *n, const char *why);
 /* The dims of t with its padded dims at the bucket's size; false if a padded dim does not hold s x inner. */
 bool tt_ir_bk_padded_dims(const bk *k, const tt_ir_type *t, const tt_ir_bucket_pad *q, int64_t *dims);
-tt_ir_value tt_ir_bk_i64(bk *k, int64_t v); /* an i64[] constant */
 /* v (a value of the new program, padding q) with its padding along `which` dims (NULL: all) made the identity of
  * kind (NONE: zero). */
 tt_ir_value tt_ir_bk_masked(bk *k, tt_ir_value v, const tt_ir_bucket_pad *q, const bool *which, tt_ir_reduce_kind kind);

@@ -5,7 +5,6 @@
 #include "bucket_internal.h"
 
 /* ---- masks: where the real part is ---- */
-tt_ir_value tt_ir_bk_i64(bk *k, int64_t v) { return tt_ir_constant(k->b, TT_I64, 0, NULL, &v); }
 
 /* bool, true on the real part along the given padded dims of a value of padded dims pdims. */
 static tt_ir_value bk_real_mask(bk *k, int32_t rank, const int64_t *pdims, const tt_ir_bucket_pad *q,
@@ -17,10 +16,10 @@ static tt_ir_value bk_real_mask(bk *k, int32_t rank, const int64_t *pdims, const
         tt_ir_value i = tt_ir_iota(k->b, TT_I64, rank, pdims, d);
         if (q->inner[d] > 1)
             i = tt_ir_binary(k->b, TT_OP_DIVIDE, i,
-                             tt_ir_broadcast_in_dim(k->b, tt_ir_bk_i64(k, q->inner[d]), rank, pdims, NULL));
+                             tt_ir_broadcast_in_dim(k->b, tt_ir_constant_scalar(k->b, TT_I64, (double)q->inner[d]), rank, pdims, NULL));
         if (pdims[d] > k->S * q->inner[d])
             i = tt_ir_binary(k->b, TT_OP_REMAINDER, i,
-                             tt_ir_broadcast_in_dim(k->b, tt_ir_bk_i64(k, k->S), rank, pdims, NULL));
+                             tt_ir_broadcast_in_dim(k->b, tt_ir_constant_scalar(k->b, TT_I64, (double)k->S), rank, pdims, NULL));
         tt_ir_value c = tt_ir_compare(k->b, TT_CMP_LT, i, nb);
         m = m == TT_IR_NONE ? c : tt_ir_binary(k->b, TT_OP_AND, m, c);
     }

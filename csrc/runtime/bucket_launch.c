@@ -40,11 +40,17 @@ static int32_t padded_dim(const tt_ir_bucket_pad *q, int32_t rank) {
     return -1;
 }
 
+/* How many dims carry the size. */
+static int32_t n_padded(const tt_ir_bucket_pad *q, int32_t rank) {
+    int32_t n = 0;
+    for (int32_t i = 0; i < rank; i++) n += q->inner[i] != 0;
+    return n;
+}
+
 /* Whether a contiguous value of dims t with padding q can be copied to and from its padded twin by row copies: one
  * padded dim, or two adjacent dims that are the size itself (attention's [B, H, s, s]). */
 static bool copyable(int32_t rank, const int64_t *dims, const tt_ir_bucket_pad *q, int64_t s) {
-    int32_t d = padded_dim(q, rank), n = 0;
-    for (int32_t i = 0; i < rank; i++) n += q->inner[i] != 0;
+    int32_t d = padded_dim(q, rank), n = n_padded(q, rank);
     if (n <= 1) return true;
     return n == 2 && d + 1 < rank && q->inner[d] == 1 && q->inner[d + 1] == 1 && dims[d] == s && dims[d + 1] == s;
 }
@@ -258,8 +264,7 @@ tt_rt_bucket_plan *tt_rt_bucket_plan_new(tt_ir_program *p, const tt_rt_arg *args
  * (storage padded, offset 0): into the twin (to_padded) or back. */
 static tt_status copy_padded(const tt_rt_tensor *t, const tt_ir_bucket_pad *q, int64_t s, int64_t S,
                              tt_rt_storage *padded, bool to_padded) {
-    int32_t d = padded_dim(q, t->rank), n = 0;
-    for (int32_t i = 0; i < t->rank; i++) n += q->inner[i] != 0;
+    int32_t d = padded_dim(q, t->rank), n = n_padded(q, t->rank);
     size_t es = tt_dtype_size(t->dtype), off = (size_t)t->offset * es;
     int64_t before = 1, after = 1;
     for (int32_t i = 0; i < d; i++) before *= t->dims[i];
@@ -332,9 +337,7 @@ tt_status tt_rt_bucket_launch(int device, const tt_rt_bucket_plan *plan, const t
         if (padded_dim(&outs[o], t->rank) < 0) continue;
         st = copy_padded(t, &outs[o], s, S, r[o].storage, false);
         /* the result carries the size: windows that read it are bucketed too (one dim: where a mark can say) */
-        int32_t n_padded = 0;
-        for (int32_t d = 0; d < t->rank; d++) n_padded += outs[o].inner[d] != 0;
-        tt_rt_mark *m = st == TT_OK && n_padded == 1 ? calloc(1, sizeof *m) : NULL;
+        tt_rt_mark *m = st == TT_OK && n_padded(&outs[o], t->rank) == 1 ? calloc(1, sizeof *m) : NULL;
         if (m) {
             *m = (tt_rt_mark){.rank = t->rank, .pad = outs[o], .size = s, .bucket = S};
             memcpy(m->dims, t->dims, sizeof *t->dims * (size_t)t->rank);
