@@ -246,6 +246,47 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
                            int64_t a_rs, int64_t a_cs, const float *B, int64_t b_bs, int64_t b_rs, int64_t b_cs,
                            float *C, int64_t c_bs, int64_t ldc, tt_precision prec);
 
+tt_status tt_host_gemm_f32_acc(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A, int64_t a_bs,
+                               int64_t a_rs, int64_t a_cs, const float *B, int64_t b_bs, int64_t b_rs, int64_t b_cs,
+                               float *C, int64_t c_bs, int64_t ldc, tt_precision prec);
+
+/* tt_host_gemm_f32_acc sums into C on every path (small, blocked, AMX or bf16 kernels; ragged edges, a row stride
+ * past N, batches): C0 + A . B against double sums of the same operands, each within f32 rounding of the terms. */
+static void test_accumulating_gemm_adds_to_c_on_every_path(void) {
+    static const int64_t shapes[][3] = {{5, 7, 9}, {70, 300, 90}, {33, 1000, 17}};
+    static const tt_precision precs[] = {TT_PRECISION_FP32, TT_PRECISION_DEFAULT, TT_PRECISION_HIGH};
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
+        for (size_t p = 0; p < sizeof precs / sizeof precs[0]; p++) {
+            int64_t M = shapes[c][0], K = shapes[c][1], N = shapes[c][2], ldc = N + 3, batch = 2;
+            float *A = alloc_fill(TT_F32, batch * M * K, 1.0), *B = alloc_fill(TT_F32, batch * K * N, 1.0);
+            float *C = alloc_fill(TT_F32, batch * M * ldc, 4.0), *C0 = malloc((size_t)(batch * M * ldc) * sizeof *C0);
+            memcpy(C0, C, (size_t)(batch * M * ldc) * sizeof *C);
+            TT_CHECK_OK(tt_host_gemm_f32_acc(batch, M, N, K, A, M * K, K, 1, B, K * N, N, 1, C, M * ldc, ldc, precs[p]));
+            int bad = 0;
+            for (int64_t b = 0; b < batch; b++)
+                for (int64_t i = 0; i < M; i++)
+                    for (int64_t j = 0; j < N; j++) {
+                        double ref = C0[(b * M + i) * ldc + j], scale = fabs(ref);
+                        for (int64_t k = 0; k < K; k++) {
+                            double a = A[(b * M + i) * K + k], bb = B[(b * K + k) * N + j];
+                            ref += a * bb;
+                            scale += fabs(a * bb);
+                        }
+                        double tol = (precs[p] == TT_PRECISION_DEFAULT ? 1e-2 : 1e-5) * scale;
+                        if (fabs(C[(b * M + i) * ldc + j] - ref) > tol && bad++ < 3)
+                            fprintf(stderr, "  %lldx%lldx%lld prec %d C[%lld,%lld,%lld] = %g want %g\n", (long long)M,
+                                    (long long)K, (long long)N, (int)precs[p], (long long)b, (long long)i,
+                                    (long long)j, C[(b * M + i) * ldc + j], ref);
+                    }
+            for (int64_t b = 0; b < batch; b++) /* the padding past N is untouched */
+                for (int64_t i = 0; i < M; i++)
+                    for (int64_t j = N; j < ldc; j++)
+                        if (C[(b * M + i) * ldc + j] != C0[(b * M + i) * ldc + j]) bad++;
+            TT_CHECK(bad == 0);
+            free(A), free(B), free(C), free(C0);
+        }
+}
+
 static void test_small_gemm_is_the_fma_chain_at_every_isa(void) {
     static const char *isas[] = {"portable", "avx2", "avx512f", ""};
     static const int64_t shapes[][3] = {{1, 1, 1}, {14, 32, 14}, {14, 14, 32}, {9, 7, 17}, {8, 20, 33},
@@ -621,6 +662,33 @@ static void test_conv_batch_group_count_as_in_grouped_weight_gradients(void) {
     check_conv(&c, TT_F32, TT_F32, TT_PRECISION_DEFAULT);
 }
 
+/* Shapes the direct kernels take (host_conv_direct.c): batch groups with one output per group (a depthwise
+ * conv's weight gradient, long rows for the 16-lane dot products, strided and dilated), and lhs dilation with
+ * feature groups and unit window strides (col2im), in 2 and 3 spatial dims. */
+static void test_conv_direct_kernels_match_the_definition(void) {
+    conv_case wgrad = {2, 6, 2, 3, {9, 40}, {4, 37}, {1, 1}, {1, 0}, {1, 3}, {1, 1}, {2, 1}, 1, 3};
+    conv_case wgrad_strided = {2, 3, 4, 3, {11, 45}, {5, 20}, {2, 1}, {0, 2}, {1, 2}, {1, 1}, {1, 2}, 1, 3};
+    conv_case transposed = {2, 2, 4, 6, {5, 4}, {3, 2}, {1, 1}, {2, 1}, {2, 0}, {2, 3}, {1, 2}, 2, 1};
+    conv_case transposed3d = {3, 1, 2, 3, {3, 4, 2}, {2, 3, 2}, {1, 1, 1}, {1, 2, 0}, {0, 1, 1}, {2, 2, 3},
+                              {1, 1, 1}, 1, 1};
+    for (int prec = 0; prec < 4; prec += 3) { /* DEFAULT and exact */
+        check_conv(&wgrad, TT_F32, TT_F32, (tt_precision)prec);
+        check_conv(&wgrad_strided, TT_F32, TT_F32, (tt_precision)prec);
+        check_conv(&transposed, TT_F32, TT_F32, (tt_precision)prec);
+        check_conv(&transposed3d, TT_F32, TT_F32, (tt_precision)prec);
+    }
+    check_conv(&transposed, TT_F32, TT_F32, TT_PRECISION_HIGHEST);
+    check_conv(&transposed, TT_BF16, TT_F32, TT_PRECISION_DEFAULT);
+}
+
+/* A weight gradient's shape (few output positions, many images, one group) large enough that host_conv.c's
+ * contraction-chunked GEMMs take it in 40 chunks of 256 rows, summed into one result: exact and DEFAULT. */
+static void test_conv_weight_gradient_in_chunks(void) {
+    conv_case c = {2, 16, 4, 3, {46, 70}, {40, 64}, {1, 1}, {0, 1}, {0, 1}, {1, 1}, {1, 1}, 1, 1};
+    check_conv(&c, TT_F32, TT_F32, TT_PRECISION_FP32);
+    check_conv(&c, TT_F32, TT_F32, TT_PRECISION_DEFAULT);
+}
+
 static void test_conv_other_dtypes(void) {
     conv_case c = {2, 2, 4, 4, {6, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 2, 1};
     check_conv(&c, TT_F64, TT_F64, TT_PRECISION_DEFAULT);
@@ -879,6 +947,7 @@ int main(void) {
         {"dot_general blocked path with ragged edges", test_dot_blocked_path_with_ragged_edges},
         {"dot_general reads transposed layouts in place", test_dot_reads_transposed_layouts_in_place},
         {"dot: column blocks, transposed weights, ragged edges", test_dot_column_blocks_with_transposed_weights_and_ragged_edges},
+        {"the accumulating GEMM adds to C on every path", test_accumulating_gemm_adds_to_c_on_every_path},
         {"small gemm: the fma chain at every isa, the blocked path's bits", test_small_gemm_is_the_fma_chain_at_every_isa},
         {"dot_general: every ISA gives the same numerics", test_dot_every_isa_gives_the_same_numerics},
         {"a thin gemm with a long k is the fma chain", test_thin_gemm_with_a_long_k_is_the_fma_chain},
@@ -900,7 +969,10 @@ int main(void) {
          test_conv_lhs_dilation_is_a_transposed_conv},
         {"conv batch_group_count as in grouped weight gradients",
          test_conv_batch_group_count_as_in_grouped_weight_gradients},
+        {"conv direct kernels (depthwise weight gradients, col2im) match the definition",
+         test_conv_direct_kernels_match_the_definition},
         {"conv f64, i32 and bf16", test_conv_other_dtypes},
+        {"conv weight gradients in contraction chunks match the definition", test_conv_weight_gradient_in_chunks},
         {"conv large enough for the blocked GEMM", test_conv_large_enough_for_the_blocked_gemm},
         {"reduce_window max/min/add/mul pools with padding and dilation",
          test_reduce_window_max_pool_with_padding_and_dilation},

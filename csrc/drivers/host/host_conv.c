@@ -14,30 +14,18 @@
  * channels and the contraction runs over batch x space), per-image GEMMs would be matrix-vector products that
  * stream W once per image: there the images sit side by side as columns, col [G][I*KS][images*Y], one GEMM per
  * group covers them all, and its [O][images*Y] result is scattered to [images][O][Y].
+ * Two variants keep col in cache (f32, one group): with few output positions and a unit kernel dilation (weight
+ * gradients) col is made a chunk of contraction rows at a time and the GEMMs sum the chunks into the result; with
+ * an image's col above a few MB (exact f32) it is made a band of output rows at a time. Depthwise convolutions,
+ * their weight gradients and lhs-dilated (transposed) convolutions take direct kernels (host_conv_direct.c).
  */
-#include "host_kernels.h"
+#include "host_conv_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* -O2 (the Makefile's) vectorizes only loops with no epilogue; the depthwise stencil's rows want the full
- * vectorizer. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
-#endif
-
-
 #define COL_BUDGET_BYTES ((int64_t)8 << 20) /* im2col scratch per batched GEMM call: stays cache-warm */
 #define WIDE_SO 64 /* output positions per image below which images become GEMM columns */
-
-typedef struct conv_geom {
-    int S;                                  /* spatial rank */
-    int64_t N, C, O, I, G, Nout, Og;        /* G = number of groups (feature or batch), Og = O / G */
-    bool batch_groups;                      /* G counts batch groups (else feature groups) */
-    int64_t X[TT_MAX_RANK], Kd[TT_MAX_RANK], Y[TT_MAX_RANK];
-    int64_t SI, KS, SO;                     /* products of X, Kd, Y */
-    int64_t *tab[TT_MAX_RANK];              /* per spatial dim: input index for (kernel pos, output pos), or -1 */
-} conv_geom;
 
 typedef struct col_job {
     const conv_geom *g;
@@ -46,10 +34,31 @@ typedef struct col_job {
     int64_t img0;  /* first output image of this call */
     int64_t n_img; /* images in this call */
     bool wide;     /* col [G][I*KS][n_img*SO] (images side by side), else [n_img][G][I*KS][SO] */
+    int64_t q0, q1; /* not wide: the outer output rows (all dims but the last) this call fills, of each image */
     size_t esz;
 } col_job;
 
-/* One row of col: the SO values kernel position kpos of input channel c (of group grp) sees in image img. */
+/* d[y] = x[at + y * st] for y in [lo, hi), zero elsewhere in [0, n); esz 4 or 8. at may be negative (padding):
+ * an index is only formed inside [lo, hi). */
+TT_HOST_VEC_CLONES static void run_copy(char *restrict d, const void *restrict x, size_t esz, int64_t at, int64_t st,
+                                        int64_t lo, int64_t hi, int64_t n) {
+    memset(d, 0, (size_t)lo * esz);
+    if (esz == 4) {
+        uint32_t *o = (uint32_t *)(void *)d;
+        const uint32_t *xs = x;
+        if (st == 1 && hi > lo) memcpy(o + lo, xs + (at + lo), (size_t)(hi - lo) * esz);
+        else for (int64_t y = lo; y < hi; y++) o[y] = xs[at + y * st];
+    } else {
+        uint64_t *o = (uint64_t *)(void *)d;
+        const uint64_t *xs = x;
+        if (st == 1 && hi > lo) memcpy(o + lo, xs + (at + lo), (size_t)(hi - lo) * esz);
+        else for (int64_t y = lo; y < hi; y++) o[y] = xs[at + y * st];
+    }
+    memset(d + (size_t)hi * esz, 0, (size_t)(n - hi) * esz);
+}
+
+/* One row of col: the values kernel position kpos of input channel c (of group grp) sees in image img at the
+ * output positions of outer rows [q0, q1) (all of them: SO values). */
 static void col_fill(const col_job *j, int64_t grp, int64_t c, int64_t kpos, int64_t img, char *dst) {
     const conv_geom *g = j->g;
     int S = g->S;
@@ -61,11 +70,15 @@ static void col_fill(const col_job *j, int64_t grp, int64_t c, int64_t kpos, int
         kk[s] = rem % g->Kd[s];
         rem /= g->Kd[s];
     }
-    /* Outer output positions by odometer; the last dim as a straight loop through its table row. */
-    int64_t Ylast = g->Y[S - 1], outer = g->SO / (Ylast ? Ylast : 1);
+    /* Outer output positions by odometer; the last dim as a run (or through its table row). */
+    int64_t Ylast = g->Y[S - 1];
     const int64_t *last = g->tab[S - 1] + kk[S - 1] * Ylast;
     int64_t oi[TT_MAX_RANK] = {0};
-    for (int64_t q = 0; q < outer; q++) {
+    for (int64_t s = S - 2, rq = j->q0; s >= 0; s--) { /* the odometer starts at row q0 */
+        oi[s] = rq % g->Y[s];
+        rq /= g->Y[s];
+    }
+    for (int64_t q = 0; q < j->q1 - j->q0; q++) {
         int64_t off = 0;
         bool ok = true;
         for (int s = 0; s < S - 1; s++) {
@@ -74,7 +87,12 @@ static void col_fill(const col_job *j, int64_t grp, int64_t c, int64_t kpos, int
             off = off * g->X[s] + (ip < 0 ? 0 : ip);
         }
         off = base + off * g->X[S - 1];
-        if (j->esz == 4) {
+        if (g->dense_last) { /* a strided run of the input row between zeros: no per-element table */
+            int64_t kof = kk[S - 1] * g->rd_last - g->pl_last, lo, hi;
+            conv_run_range(kof, g->st_last, g->X[S - 1], Ylast, &lo, &hi);
+            if (!ok) lo = hi = 0;
+            run_copy(dst + (size_t)(q * Ylast) * j->esz, j->x, j->esz, off + kof, g->st_last, lo, hi, Ylast);
+        } else if (j->esz == 4) {
             uint32_t *d = (uint32_t *)dst + q * Ylast;
             const uint32_t *src = (const uint32_t *)j->x + off;
             for (int64_t y = 0; y < Ylast; y++) d[y] = ok && last[y] >= 0 ? src[last[y]] : 0;
@@ -138,7 +156,8 @@ static void col_rows(void *user, int64_t r0, int64_t r1) {
                 }
             }
         } else {
-            col_fill(j, t % g->G, c, kpos, t / g->G + j->img0, (char *)j->col + (size_t)(r * g->SO) * j->esz);
+            int64_t row_len = (j->q1 - j->q0) * g->Y[g->S - 1];
+            col_fill(j, t % g->G, c, kpos, t / g->G + j->img0, (char *)j->col + (size_t)(r * row_len) * j->esz);
         }
     }
 }
@@ -192,6 +211,10 @@ static tt_status conv_tables(const tt_ir_node *node, conv_geom *g) {
     const __typeof__(node->attrs.conv) *a = &node->attrs.conv;
     for (int s = 0; s < g->S; s++) {
         int64_t n = g->Kd[s] * g->Y[s];
+        if (s == g->S - 1) {
+            g->st_last = a->strides.v[s], g->rd_last = a->rhs_dilation.v[s], g->pl_last = a->pad_low.v[s];
+            g->dense_last = a->lhs_dilation.v[s] == 1;
+        }
         g->tab[s] = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
         if (!g->tab[s]) return tt_error(TT_STATUS_OUT_OF_MEMORY, "convolution: out of memory");
         int64_t ld = a->lhs_dilation.v[s], xd = g->X[s] > 0 ? (g->X[s] - 1) * ld + 1 : 0;
@@ -216,74 +239,6 @@ static tt_status to_compute(tt_dtype dt, const void *src, int64_t n, tt_dtype cd
     tt_host_load_row(dt, src, 0, 1, n, cd, *owned);
     *view = *owned;
     return TT_OK;
-}
-
-/* Depthwise: every group one input channel (its Og outputs each see only it), two spatial dims, f32 at DEFAULT
- * (operands rounded to bf16, exact products, f32 sums) or exact f32. A GEMM per image and channel would have one
- * row; this runs the stencil directly, output row by output row, vectorized along the row. */
-typedef struct dw_job {
-    const conv_geom *g;
-    const __typeof__(((tt_ir_node *)0)->attrs.conv) *a;
-    const float *x, *w; /* x already rounded when the precision asks for it */
-    float *out;
-} dw_job;
-
-/* One output row: orow[x] += wv * xrow[x * s + off] for x in [lo, hi). */
-TT_HOST_VEC_CLONES static void dw_row(float *restrict orow, const float *restrict xrow, float wv, int64_t s, int64_t off,
-                                      int64_t lo, int64_t hi) {
-    if (s == 1)
-        for (int64_t x = lo; x < hi; x++) orow[x] += wv * xrow[x + off];
-    else
-        for (int64_t x = lo; x < hi; x++) orow[x] += wv * xrow[x * s + off];
-}
-
-static void dw_planes(void *user, int64_t p0, int64_t p1) {
-    const dw_job *j = user;
-    const conv_geom *g = j->g;
-    int64_t X0 = g->X[0], X1 = g->X[1], Y0 = g->Y[0], Y1 = g->Y[1], K0 = g->Kd[0], K1 = g->Kd[1];
-    int64_t s0 = j->a->strides.v[0], s1 = j->a->strides.v[1], d0 = j->a->rhs_dilation.v[0], d1 = j->a->rhs_dilation.v[1];
-    int64_t q0 = j->a->pad_low.v[0], q1 = j->a->pad_low.v[1];
-    for (int64_t pl = p0; pl < p1; pl++) { /* plane = (image, output channel) */
-        int64_t n = pl / g->O, o = pl % g->O, ch = o / g->Og;
-        const float *xp = j->x + (n * g->C + ch) * g->SI, *wp = j->w + o * g->KS;
-        float *op = j->out + pl * g->SO;
-        for (int64_t y = 0; y < Y0; y++) {
-            float *orow = op + y * Y1;
-            for (int64_t x = 0; x < Y1; x++) orow[x] = 0.0f;
-            for (int64_t ky = 0; ky < K0; ky++) {
-                int64_t iy = y * s0 + ky * d0 - q0;
-                if (iy < 0 || iy >= X0) continue;
-                const float *xrow = xp + iy * X1;
-                for (int64_t kx = 0; kx < K1; kx++) {
-                    float wv = wp[ky * K1 + kx];
-                    int64_t off = kx * d1 - q1; /* ix = x * s1 + off, valid for x in [lo, hi) */
-                    int64_t lo = off >= 0 ? 0 : (-off + s1 - 1) / s1;
-                    int64_t hi = X1 - 1 - off < 0 ? 0 : (X1 - 1 - off) / s1 + 1;
-                    if (hi > Y1) hi = Y1;
-                    dw_row(orow, xrow, wv, s1, off, lo, hi);
-                }
-            }
-        }
-    }
-}
-
-static bool depthwise(const tt_ir_node *node, const conv_geom *g, tt_dtype cd) {
-    const __typeof__(node->attrs.conv) *a = &node->attrs.conv;
-    tt_precision pr = a->precision;
-    return cd == TT_F32 && g->S == 2 && !g->batch_groups && g->I == 1 && g->G == g->C && g->G > 1 &&
-           a->lhs_dilation.v[0] == 1 && a->lhs_dilation.v[1] == 1 &&
-           (pr == TT_PRECISION_DEFAULT || pr == TT_PRECISION_FP32);
-}
-
-TT_HOST_VEC_CLONES static void round_bf16_into(const float *restrict src, float *restrict dst, int64_t n) {
-    for (int64_t i = 0; i < n; i++) dst[i] = tt_host_bf16_round(src[i]);
-}
-
-/* Rounds n floats to bf16 (to nearest even), kept as floats. */
-static float *rounded_bf16(const float *src, int64_t n) {
-    float *r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
-    if (r) round_bf16_into(src, r, n);
-    return r;
 }
 
 /* Whether a 1x1 kernel reads every input position once, in order (stride 1, no padding or dilation): then an
@@ -330,6 +285,138 @@ static tt_status wide_gemms(const conv_geom *g, const tt_ir_node *node, tt_dtype
     return TT_OK;
 }
 
+/* ---- images as columns, the contraction in chunks (f32, one group, no lhs dilation: weight gradients) ----
+ * The wide GEMM's B is col [I*KS][Nout*SO]: tens of MB when KS is a whole feature map (8 x 56 x 56 rows of 576
+ * columns for a 3x3, 64-channel weight gradient), so filling it whole and then packing it runs from memory twice.
+ * Here B is made a chunk of contraction rows at a time, transposed (bt [Nout*SO][kc], kc whole kernel rows, about
+ * KCHUNK_BYTES: it stays in L2 for the GEMM's packing), and the GEMMs sum the chunks' products into acc
+ * [O][Nout*SO] in f32. */
+#define KCHUNK_BYTES ((int64_t)1 << 20)
+
+typedef struct kchunk_job {
+    const conv_geom *g;
+    const float *x;
+    float *bt;     /* [Nout*SO][kc] */
+    int64_t kr0;   /* first kernel row ((channel, outer kernel position) pair) of the chunk */
+    int64_t nkr;   /* kernel rows in the chunk */
+} kchunk_job;
+
+/* bt rows r = img * SO + y: X[img][c][pos(y, kpos)] for the chunk's contraction positions (c, kpos). */
+static void kchunk_rows(void *user, int64_t r0, int64_t r1) {
+    const kchunk_job *j = user;
+    const conv_geom *g = j->g;
+    int S = g->S;
+    int64_t Kl = g->Kd[S - 1], Xl = g->X[S - 1], kouter = g->KS / Kl, kc = j->nkr * Kl;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t img = r / g->SO, y = r % g->SO, yy[TT_MAX_RANK], rem = y;
+        for (int s = S - 1; s >= 0; s--) {
+            yy[s] = rem % g->Y[s];
+            rem /= g->Y[s];
+        }
+        int64_t at_last = yy[S - 1] * g->st_last - g->pl_last, lo, hi; /* input index = kl * rd_last + at_last */
+        conv_run_range(at_last, g->rd_last, Xl, Kl, &lo, &hi);
+        float *dst = j->bt + r * kc;
+        for (int64_t t = 0; t < j->nkr; t++, dst += Kl) {
+            int64_t kr = j->kr0 + t, c = kr / kouter, ko = kr % kouter, kk[TT_MAX_RANK], off = 0;
+            bool ok = true;
+            for (int s = S - 2; s >= 0; s--) {
+                kk[s] = ko % g->Kd[s];
+                ko /= g->Kd[s];
+            }
+            for (int s = 0; s < S - 1; s++) {
+                int64_t ip = g->tab[s][kk[s] * g->Y[s] + yy[s]];
+                if (ip < 0) ok = false;
+                off = off * g->X[s] + (ip < 0 ? 0 : ip);
+            }
+            int64_t base = ((img * g->C + c) * g->SI) + off * Xl;
+            run_copy((char *)dst, j->x, 4, base + at_last, g->rd_last, ok ? lo : 0, ok ? hi : 0, Kl);
+        }
+    }
+}
+
+/* Kernel rows per chunk: as many as fit KCHUNK_BYTES, at least one. */
+static int64_t kchunk_rows_per_chunk(const conv_geom *g) {
+    int64_t Ncol = g->Nout * g->SO, Kl = g->Kd[g->S - 1], krows = g->I * (g->KS / Kl);
+    int64_t per_row = Ncol * Kl * 4, nkr = KCHUNK_BYTES / (per_row > 0 ? per_row : 1);
+    if (nkr < 1) nkr = 1;
+    return nkr > krows ? krows : nkr;
+}
+
+/* Whether the chunks win over whole-K images-as-columns GEMMs: the chunk's GEMM sums KCHUNK_MIN_K or more
+ * contraction rows (fewer, and reloading C between chunks costs about as much as the products: 112 rows for
+ * a 14 x 14, 256-channel weight gradient measured 10% slower) and its rows are copies (a unit kernel dilation,
+ * i.e. a forward stride of 1; strided gathers of 28 made a stride-2 weight gradient 20% slower). */
+#define KCHUNK_MIN_K 256
+static bool kchunk_usable(const tt_ir_node *node, const conv_geom *g, tt_dtype cd) {
+    if (cd != TT_F32 || g->G != 1 || g->batch_groups || g->SO >= WIDE_SO || g->Nout < 2) return false;
+    for (int s = 0; s < g->S; s++)
+        if (node->attrs.conv.lhs_dilation.v[s] != 1) return false;
+    if (g->Kd[g->S - 1] <= 0 || g->rd_last != 1) return false;
+    int64_t kc = kchunk_rows_per_chunk(g) * g->Kd[g->S - 1];
+    return kc >= KCHUNK_MIN_K || kc == g->I * g->KS;
+}
+
+static tt_status kchunk_gemms(const tt_ir_node *node, const conv_geom *g, const float *x, const float *w, float *out) {
+    int64_t Ncol = g->Nout * g->SO, Kl = g->Kd[g->S - 1], krows = g->I * (g->KS / Kl), nkr = kchunk_rows_per_chunk(g);
+    float *bt = malloc((size_t)(Ncol * nkr * Kl) * sizeof *bt);
+    float *acc = malloc((size_t)(g->O * Ncol) * sizeof *acc);
+    tt_status st = TT_OK;
+    if (!bt || !acc) {
+        st = tt_error(TT_STATUS_OUT_OF_MEMORY, "convolution: out of memory for the weight-gradient chunks");
+        goto done;
+    }
+    for (int64_t kr0 = 0; kr0 < krows && st == TT_OK; kr0 += nkr) {
+        int64_t n = krows - kr0 < nkr ? krows - kr0 : nkr, kc = n * Kl;
+        kchunk_job j = {g, x, bt, kr0, n};
+        tt_host_parallel_for(Ncol, 1 + 65536 / (kc > 0 ? kc : 1), kchunk_rows, &j);
+        st = (kr0 == 0 ? tt_host_gemm_f32 : tt_host_gemm_f32_acc)(1, g->O, Ncol, kc, w + kr0 * Kl, 0, g->I * g->KS, 1,
+                                                                 bt, 0, 1, kc, acc, 0, Ncol, node->attrs.conv.precision);
+    }
+    if (st == TT_OK) /* acc [O][img * SO + y] -> out [img][O][y] */
+        for (int64_t o = 0; o < g->O; o++)
+            for (int64_t img = 0; img < g->Nout; img++)
+                memcpy(out + (img * g->O + o) * g->SO, acc + o * Ncol + img * g->SO, (size_t)g->SO * sizeof *out);
+done:
+    free(bt);
+    free(acc);
+    return st;
+}
+
+/* ---- one group, large images: im2col a band of output rows at a time ---------------------------------
+ * An image's col [I*KS][SO] is MBs (576 x 3136 floats for a 3x3, 64-channel conv at 56 x 56): written to memory,
+ * then read back by the GEMM's packing. A band of output rows whose col fits TILE_BYTES is filled and multiplied
+ * while it is in L2; the GEMM writes the band's columns of the image's result in place (ldc = SO). */
+#define TILE_BYTES ((int64_t)1 << 20)
+#define TILE_ABOVE ((int64_t)4 << 20) /* an image's col above which bands pay (3.6 MB ones measured no faster) */
+
+/* Exact f32 only: the GEMM reads W in place there; the bf16 passes repack it per call, which made DEFAULT's bands
+ * slower than whole images. */
+static bool tiles_usable(const tt_ir_node *node, const conv_geom *g, tt_dtype cd) {
+    int64_t Yl = g->Y[g->S - 1];
+    return cd == TT_F32 && node->attrs.conv.precision == TT_PRECISION_FP32 && g->G == 1 && !g->batch_groups &&
+           Yl > 0 && g->SO / Yl > 1 && g->I * g->KS * g->SO * 4 > TILE_ABOVE;
+}
+
+static tt_status tiled_gemms(const tt_ir_node *node, const conv_geom *g, const float *x, const float *w, float *out) {
+    int64_t K = g->I * g->KS, Yl = g->Y[g->S - 1], rows = g->SO / Yl;
+    int64_t band = TILE_BYTES / (K * Yl * 4);
+    if (band < 1) band = 1;
+    if (band > rows) band = rows;
+    float *col = malloc((size_t)(K * band * Yl) * sizeof *col);
+    if (!col) return tt_error(TT_STATUS_OUT_OF_MEMORY, "convolution: out of memory for an im2col band");
+    tt_status st = TT_OK;
+    for (int64_t img = 0; img < g->Nout && st == TT_OK; img++)
+        for (int64_t q0 = 0; q0 < rows && st == TT_OK; q0 += band) {
+            int64_t q1 = q0 + band < rows ? q0 + band : rows, n = (q1 - q0) * Yl;
+            col_job cj = {.g = g, .x = x, .col = col, .img0 = img, .n_img = 1, .esz = 4, .q0 = q0, .q1 = q1};
+            tt_host_parallel_for(K, 1 + 65536 / n, col_rows, &cj);
+            st = tt_host_gemm_f32(1, g->O, n, K, w, 0, K, 1, col, 0, n, 1, out + img * g->O * g->SO + q0 * Yl, 0, g->SO,
+                                  node->attrs.conv.precision);
+        }
+    free(col);
+    return st;
+}
+
 tt_status tt_host_convolution(const tt_ir_program *p, const tt_ir_node *node, const void *input, const void *kernel,
                               void *out) {
     if (!p || !node || node->n_inputs != 2 || node->n_outputs < 1)
@@ -368,19 +455,13 @@ tt_status tt_host_convolution(const tt_ir_program *p, const tt_ir_node *node, co
     if (K == 0) {
         memset(C, 0, (size_t)total * esz); /* empty contraction (I == 0) */
     } else {
-        if (depthwise(node, &g, cd)) {
-            dw_job dj = {&g, &node->attrs.conv, xv, wv, C};
-            float *xr = NULL, *wr = NULL;
-            if (node->attrs.conv.precision == TT_PRECISION_DEFAULT) {
-                xr = rounded_bf16(xv, tt_numel(it->rank, it->dims));
-                wr = rounded_bf16(wv, tt_numel(kt->rank, kt->dims));
-                dj.x = xr;
-                dj.w = wr;
-            }
-            if (dj.x && dj.w) tt_host_parallel_for(g.Nout * g.O, 1 + 65536 / (g.SO * g.KS > 0 ? g.SO * g.KS : 1), dw_planes, &dj);
-            else st = tt_error(TT_STATUS_OUT_OF_MEMORY, "convolution: out of memory rounding operands to bf16");
-            free(xr);
-            free(wr);
+        if (tt_host_conv_direct(node, &g, cd, xv, wv, C, &st)) goto stored;
+        if (kchunk_usable(node, &g, cd)) {
+            st = kchunk_gemms(node, &g, xv, wv, C);
+            goto stored;
+        }
+        if (!pointwise(node, &g) && tiles_usable(node, &g, cd)) {
+            st = tiled_gemms(node, &g, xv, wv, C);
             goto stored;
         }
         if (pointwise(node, &g)) { /* col would be the input itself: the GEMMs read it in place */
@@ -421,7 +502,8 @@ tt_status tt_host_convolution(const tt_ir_program *p, const tt_ir_node *node, co
         }
         for (int64_t n0 = 0; n0 < g.Nout && st == TT_OK; n0 += imgs) {
             int64_t ni = g.Nout - n0 < imgs ? g.Nout - n0 : imgs;
-            col_job cj = {&g, xv, col, n0, ni, wide, esz};
+            col_job cj = {.g = &g, .x = xv, .col = col, .img0 = n0, .n_img = ni, .wide = wide, .esz = esz, .q0 = 0,
+                          .q1 = g.SO / g.Y[g.S - 1]};
             int64_t rows = wide ? g.G * K : ni * g.G * K, row_len = wide ? ni * g.SO : g.SO;
             tt_host_parallel_for(rows, 1 + 65536 / (row_len > 0 ? row_len : 1), col_rows, &cj);
             if (wide) {

@@ -45,6 +45,10 @@ tt_status tt_host_reduce_window(const tt_ir_program *p, const tt_ir_node *node, 
 tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A, int64_t a_bs,
                            int64_t a_rs, int64_t a_cs, const float *B, int64_t b_bs, int64_t b_rs, int64_t b_cs,
                            float *C, int64_t c_bs, int64_t ldc, tt_precision prec);
+/* The same summed into C: C[b] += A[b] . B[b] (each sum starts from C's value, in f32). */
+tt_status tt_host_gemm_f32_acc(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A, int64_t a_bs,
+                               int64_t a_rs, int64_t a_cs, const float *B, int64_t b_bs, int64_t b_rs, int64_t b_cs,
+                               float *C, int64_t c_bs, int64_t ldc, tt_precision prec);
 tt_status tt_host_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K, const double *A, int64_t a_bs,
                            const double *B, int64_t b_bs, double *C, int64_t c_bs, int64_t ldc);
 tt_status tt_host_gemm_i64(int64_t batch, int64_t M, int64_t N, int64_t K, const int64_t *A, int64_t a_bs,

@@ -196,7 +196,7 @@ typedef struct amx_config {
 } amx_config;
 
 /* One 32 x 32 block of C, rows m0.. and columns n0.. of batch entry bi, plus k' in [kx0, kx1): the block starts
- * from zero (kx0 == 0) or from C (f32 stored and reloaded exactly, so slicing k' changes no bit). */
+ * from zero (kx0 == 0, unless the job accumulates into C) or from C (f32 stored and reloaded exactly, so slicing k' changes no bit). */
 __attribute__((target("amx-tile,amx-bf16"))) static void amx_block(const amx_job *j, int64_t bi, int64_t m0,
                                                                     int64_t n0, int64_t kx0, int64_t kx1) {
     const gemm_f32_job *g = j->g;
@@ -208,7 +208,7 @@ __attribute__((target("amx-tile,amx-bf16"))) static void amx_block(const amx_job
     float t[AMX_ROWS][AMX_COLS]; /* an edge block's C */
     float *c = full ? C : &t[0][0];
     int64_t ldt = full ? ldc : (int64_t)sizeof t[0], rs = full ? g->ldc : AMX_COLS;
-    if (kx0 == 0) {
+    if (kx0 == 0 && !g->acc_c) {
         _tile_zero(0);
         _tile_zero(1);
         _tile_zero(2);

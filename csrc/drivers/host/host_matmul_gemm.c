@@ -95,7 +95,7 @@ static void pack_b_whole(gemm_f32_job *g, int64_t batch, int64_t pgrain_b) {
 static void gemm_block(const gemm_f32_job *g, int64_t bi, int64_t m0, int64_t mc, int64_t n0, int64_t nc,
                        int64_t kx0, int64_t kc) {
     int64_t w0 = g->kern == KERN_BF16 ? kx0 / 2 : kx0; /* word offset of this k' slice inside a panel row */
-    int accum = kx0 > 0;
+    int accum = kx0 > 0 || g->acc_c;
     float *C = g->C + bi * g->c_bs;
     const float *pb = g->pb + (bi * g->n_panels + n0 / NR) * NR * g->kw;
     for (int64_t ir = 0; ir < mc; ir += MR) {
@@ -252,11 +252,25 @@ static bool all_finite(int64_t batch, int64_t R, int64_t Cn, const float *X, int
     return !bad;
 }
 
-tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A, int64_t a_bs,
-                           int64_t a_rs, int64_t a_cs, const float *B, int64_t b_bs, int64_t b_rs, int64_t b_cs,
-                           float *C, int64_t c_bs, int64_t ldc, tt_precision prec) {
+/* The small paths' kernels write C; accumulating, they write a scratch copy that is then added to C. */
+static tt_status small_accumulated(gemm_f32_job *g, int64_t batch, int64_t grain) {
+    float *C = g->C, *t = malloc((size_t)(batch * g->M * g->N) * sizeof *t);
+    if (!t) return tt_error(TT_STATUS_OUT_OF_MEMORY, "gemm: out of memory for an accumulated product");
+    int64_t c_bs = g->c_bs, ldc = g->ldc;
+    g->C = t, g->c_bs = g->M * g->N, g->ldc = g->N;
+    tt_host_parallel_for(batch, grain, gemm_f32_small_range, g);
+    for (int64_t bi = 0; bi < batch; bi++)
+        for (int64_t i = 0; i < g->M; i++)
+            for (int64_t j = 0; j < g->N; j++) C[bi * c_bs + i * ldc + j] += t[(bi * g->M + i) * g->N + j];
+    free(t);
+    return TT_OK;
+}
+
+static tt_status gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A, int64_t a_bs, int64_t a_rs,
+                          int64_t a_cs, const float *B, int64_t b_bs, int64_t b_rs, int64_t b_cs, float *C,
+                          int64_t c_bs, int64_t ldc, tt_precision prec, bool acc_c) {
     if ((unsigned)prec > TT_PRECISION_FP32) return tt_error(TT_STATUS_INVALID_ARGUMENT, "gemm: bad precision %d", prec);
-    if (batch <= 0 || M <= 0 || N <= 0) return TT_OK;
+    if (batch <= 0 || M <= 0 || N <= 0 || (K <= 0 && acc_c)) return TT_OK;
     if (K <= 0) {
         for (int64_t bi = 0; bi < batch; bi++)
             for (int64_t i = 0; i < M; i++) memset(C + bi * c_bs + i * ldc, 0, (size_t)N * sizeof *C);
@@ -269,7 +283,7 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
     }
     gemm_f32_job g = {.M = M, .N = N, .K = K, .T = n_terms[prec], .A = A, .B = B, .a_bs = a_bs, .a_rs = a_rs,
                       .a_cs = a_cs, .b_bs = b_bs, .b_rs = b_rs, .b_cs = b_cs, .C = C, .c_bs = c_bs, .ldc = ldc,
-                      .ta = terms_a[prec], .tb = terms_b[prec]};
+                      .ta = terms_a[prec], .tb = terms_b[prec], .acc_c = acc_c};
     g.Kx = K * g.T;
     int64_t work = M * N * g.Kx; /* multiply-adds per batch entry */
     g.vec_split = tt_host_cpu_has("avx512f"); /* the splits' and the small kernels' vector level */
@@ -284,6 +298,7 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
     bool thin = prec == TT_PRECISION_FP32 && b_cs == 1 && M <= MR && N < NR;
     if (one_pass_small || thin || work <= 16384) {
         int64_t grain = work > 0 ? (1 << 18) / work + 1 : batch;
+        if (acc_c) return small_accumulated(&g, batch, grain);
         tt_host_parallel_for(batch, grain, gemm_f32_small_range, &g);
         return TT_OK;
     }
@@ -345,6 +360,18 @@ tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const
     tt_host_gemm_scratch_put(scratch, cached);
     tt_host_pack_release(pe, true);
     return TT_OK;
+}
+
+tt_status tt_host_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A, int64_t a_bs,
+                           int64_t a_rs, int64_t a_cs, const float *B, int64_t b_bs, int64_t b_rs, int64_t b_cs,
+                           float *C, int64_t c_bs, int64_t ldc, tt_precision prec) {
+    return gemm_f32(batch, M, N, K, A, a_bs, a_rs, a_cs, B, b_bs, b_rs, b_cs, C, c_bs, ldc, prec, false);
+}
+
+tt_status tt_host_gemm_f32_acc(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A, int64_t a_bs,
+                               int64_t a_rs, int64_t a_cs, const float *B, int64_t b_bs, int64_t b_rs, int64_t b_cs,
+                               float *C, int64_t c_bs, int64_t ldc, tt_precision prec) {
+    return gemm_f32(batch, M, N, K, A, a_bs, a_rs, a_cs, B, b_bs, b_rs, b_cs, C, c_bs, ldc, prec, true);
 }
 
 /* ---- f64 and wrapping i64: contiguous A [M, K], B [K, N]; rows spread over the pool ------------------- */

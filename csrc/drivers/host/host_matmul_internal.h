@@ -50,6 +50,7 @@ typedef struct gemm_f32_job {
     int64_t kc;    /* k' per slice: Kx in equal even slices of at most KC */
     float *pa, *pb; /* packed operands (bf16 pairs are stored in the same words) */
     bool b_packed;  /* pb holds all of B already (from the packed-operand cache): the tasks pack nothing */
+    bool acc_c;     /* C += A . B (C's values are the sums' starting point) instead of C = A . B */
 } gemm_f32_job;
 
 /* Packers (host_matmul_pack.c). pack_a: A panel rows m0..m0+MR over all of k', in the kernel's layout;
