@@ -509,6 +509,20 @@ static void test_dot_infinities_do_not_turn_into_nan_when_split(void) {
         TT_CHECK(isinf(out) && out > 0);
         tt_ir_program_destroy(p);
     }
+    /* a long row: the inf inside the 16-lane body of the finiteness check, then in its tail */
+    dot_case lv = {1, 1, {100}, {100}, 0, 1, {0}, {0}, {0}, {0}};
+    float la[100], lb[100];
+    for (int pos = 37; pos < 100; pos += 62) {
+        for (int i = 0; i < 100; i++) la[i] = 1.0f, lb[i] = 1.0f;
+        la[pos] = INFINITY;
+        for (int prec = 1; prec < 3; prec++) { /* HIGH, HIGHEST: the split passes' cross terms */
+            tt_ir_program *p = build_dot(&lv, TT_F32, TT_F32, (tt_precision)prec);
+            float out = 0;
+            if (p) TT_CHECK_OK(tt_host_dot_general(p, find_node(p, TT_OP_DOT_GENERAL), la, lb, &out));
+            TT_CHECK(isinf(out) && out > 0);
+            tt_ir_program_destroy(p);
+        }
+    }
 }
 
 /* The same through the blocked paths (AMX where the CPU has it): B a weight stored [N, K] holding one inf, A
