@@ -1,8 +1,10 @@
 """Convolutions' forward and both gradients against PyTorch's CPU, for the shapes that take each of the host
-driver's ways through a convolution (csrc/drivers/host/host_conv.c): per-image im2col GEMMs (forward and input
-gradients), a 1x1 kernel's GEMMs reading the input in place, the direct depthwise stencil, images side by side as GEMM columns (a weight
-gradient: few output positions per image), and a kernel that covers its whole input read in place by one GEMM (a
-1x1 convolution's weight gradient)."""
+driver's ways through a convolution (csrc/drivers/host/host_conv.c, host_conv_direct.c): per-image im2col GEMMs
+(forward and stride-1 input gradients), a 1x1 kernel's GEMMs reading the input in place, the direct depthwise stencil
+and its weight gradient's row dot products, col2im for a strided convolution's input gradient (lhs dilation), images
+side by side as GEMM columns in contraction chunks (a weight gradient: few output positions per image), a kernel that
+covers its whole input read in place by one GEMM, and a 1x1 convolution's weight gradient lowered as a dot batched
+over images (csrc/lower/conv.c)."""
 import pytest
 import torch
 
@@ -21,6 +23,9 @@ CASES = [  # (spatial dims, N, C, size, O, kernel, stride, padding, dilation, gr
     (2, 2, 6, 9, 6, 3, 1, 1, 1, 6),    # depthwise: the direct stencil
     (2, 2, 4, 10, 8, 5, 2, 2, 1, 4),   # depthwise, two outputs per channel, strided
     (2, 3, 4, 9, 4, 3, 1, 3, 2, 4),    # depthwise, dilated, padded past the kernel's reach
+    (1, 3, 5, 12, 4, 1, 1, 0, 1, 1),   # 1x1 in 1-d and 3-d: the weight gradient as a dot
+    (3, 2, 3, 4, 5, 1, 1, 0, 1, 1),
+    (2, 2, 3, 11, 4, 3, 3, 1, 1, 1),   # stride 3: col2im input gradient, every third position
 ]
 
 

@@ -171,9 +171,38 @@ static tt_ir_value cv_transposed(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value w
     return cv_slice_spatial(ctx, y, start, len);
 }
 
+#define CV_POINTWISE_GW_BYTES ((int64_t)64 << 20) /* bound on the per-image partial products [N, O, C] */
+
+/* A pointwise weight gradient (1x1 kernel, stride 1, no padding, one group) as a dot: gw[o, c] = sum over n and
+ * space of go[n, o, s] x[n, c, s], batched over n (both operands read as they lie: the convolution form swaps
+ * N and C of both, two full copies of the activations) and then summed over n. TT_IR_NONE when it does not
+ * apply. */
+static tt_ir_value cv_grad_weight_pointwise(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value go, const cv_params *p,
+                                            const int64_t *ksize) {
+    const tt_ir_type *tx = tt_lower_type_into(ctx, x, (tt_ir_type[1]){{0}}), *tg = tt_lower_type_into(ctx, go, (tt_ir_type[1]){{0}});
+    if (!tx || !tg || p->groups != 1) return TT_IR_NONE;
+    for (int32_t s = 0; s < p->S; s++)
+        if (ksize[s] != 1 || p->stride[s] != 1 || p->pad[s] != 0 || tx->dims[2 + s] != tg->dims[2 + s])
+            return TT_IR_NONE;
+    int64_t n = tx->dims[0], c = tx->dims[1], o = tg->dims[1];
+    if (n * o * c > CV_POINTWISE_GW_BYTES / 4) return TT_IR_NONE;
+    tt_ir_attrs a;
+    memset(&a, 0, sizeof a);
+    a.dot.lhs_batch.n = a.dot.rhs_batch.n = 1; /* dim 0 (n) of both */
+    a.dot.lhs_contract.n = a.dot.rhs_contract.n = p->S;
+    for (int32_t s = 0; s < p->S; s++) a.dot.lhs_contract.v[s] = a.dot.rhs_contract.v[s] = 2 + s;
+    a.dot.precision = cv_precision(ctx, tx->dtype);
+    tt_ir_value per_image = tt_ir_dot_general(ctx->b, go, x, &a, tt_lower_opmath(tx->dtype)); /* [N, O, C] */
+    int64_t d0 = 0, shape[TT_MAX_RANK] = {o, c};
+    for (int32_t s = 0; s < p->S; s++) shape[2 + s] = 1;
+    return tt_ir_reshape(ctx->b, tt_ir_reduce(ctx->b, TT_REDUCE_ADD, per_image, 1, &d0), p->S + 2, shape);
+}
+
 /* grad_weight of a regular convolution: x [N,C,S..], go [N,O,So..] -> [O,C/g,K..] (accumulation dtype). */
 static tt_ir_value cv_grad_weight(tt_lower_ctx *ctx, tt_ir_value x, tt_ir_value go, const cv_params *p,
                                   const int64_t *ksize) {
+    tt_ir_value pw = cv_grad_weight_pointwise(ctx, x, go, p, ksize);
+    if (pw != TT_IR_NONE) return pw;
     int64_t ones[CV_MAXS] = {1, 1, 1}, zeros[CV_MAXS] = {0, 0, 0};
     tt_ir_value lhs = cv_swap01(ctx, x);  /* [C, N, S] */
     tt_ir_value rhs = cv_swap01(ctx, go); /* [O, N, So] */
