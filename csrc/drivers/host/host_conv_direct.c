@@ -16,6 +16,7 @@
  */
 #include "host_conv_internal.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,19 +29,38 @@ TT_HOST_VEC_CLONES static void round_bf16_into(const float *restrict src, float 
     for (int64_t i = 0; i < n; i++) dst[i] = tt_host_bf16_round(src[i]);
 }
 
-/* Rounds n floats to bf16 (to nearest even), kept as floats. */
-static float *rounded_bf16(const float *src, int64_t n) {
-    float *r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
-    if (r) round_bf16_into(src, r, n);
-    return r;
-}
 
 typedef struct stencil_job {
     const conv_geom *g;
     const conv_attrs *a;
-    const float *x, *w; /* already rounded when the precision asks for it */
+    const float *x, *w;
     float *out;
+    bool round;          /* DEFAULT: each plane's operands are rounded to bf16 into a task's scratch first (in
+                          * cache, where whole rounded copies of x and w cost a pass over memory each) */
+    _Atomic bool failed; /* a task could not allocate its scratch */
 } stencil_job;
+
+/* The plane operands a task reads: x's nx floats at xp and w's nw at wp, or, rounding, their bf16 values in buf
+ * (nx + nw floats). */
+static void plane_operands(const stencil_job *j, float *buf, const float **xp, int64_t nx, const float **wp, int64_t nw) {
+    if (!j->round) return;
+    round_bf16_into(*xp, buf, nx);
+    round_bf16_into(*wp, buf + nx, nw);
+    *xp = buf;
+    *wp = buf + nx;
+}
+
+/* A task's scratch for plane_operands (NULL when not rounding; on failure the job is marked and NULL returned). */
+static float *plane_scratch(stencil_job *j, int64_t n, bool *ok) {
+    *ok = true;
+    if (!j->round) return NULL;
+    float *b = malloc((size_t)(n > 0 ? n : 1) * sizeof *b);
+    if (!b) {
+        j->failed = true;
+        *ok = false;
+    }
+    return b;
+}
 
 /* ---- depthwise ---------------------------------------------------------------------------------------- */
 
@@ -54,14 +74,18 @@ TT_HOST_VEC_CLONES static void dw_row(float *restrict orow, const float *restric
 }
 
 static void dw_planes(void *user, int64_t p0, int64_t p1) {
-    const stencil_job *j = user;
+    stencil_job *j = user;
     const conv_geom *g = j->g;
+    bool ok;
+    float *buf = plane_scratch(j, g->SI + g->KS, &ok);
+    if (!ok) return;
     int64_t X0 = g->X[0], X1 = g->X[1], Y0 = g->Y[0], Y1 = g->Y[1], K0 = g->Kd[0], K1 = g->Kd[1];
     int64_t s0 = j->a->strides.v[0], s1 = j->a->strides.v[1], d0 = j->a->rhs_dilation.v[0], d1 = j->a->rhs_dilation.v[1];
     int64_t q0 = j->a->pad_low.v[0], q1 = j->a->pad_low.v[1];
     for (int64_t pl = p0; pl < p1; pl++) { /* plane = (image, output channel) */
         int64_t n = pl / g->O, o = pl % g->O, ch = o / g->Og;
         const float *xp = j->x + (n * g->C + ch) * g->SI, *wp = j->w + o * g->KS;
+        plane_operands(j, buf, &xp, g->SI, &wp, g->KS);
         float *op = j->out + pl * g->SO;
         for (int64_t y = 0; y < Y0; y++) {
             float *orow = op + y * Y1;
@@ -78,6 +102,7 @@ static void dw_planes(void *user, int64_t p0, int64_t p1) {
             }
         }
     }
+    free(buf);
 }
 
 /* ---- depthwise weight gradient -------------------------------------------------------------------------- */
@@ -98,14 +123,18 @@ TT_HOST_VEC_CLONES static void dot_run(float *restrict lane, const float *restri
 
 /* out[n][o][y] = sum over i, k of W[o][i][k] * X[o * Nout + n][i][y * stride + k * rhs_dilation - pad_low]. */
 static void dwg_planes(void *user, int64_t p0, int64_t p1) {
-    const stencil_job *j = user;
+    stencil_job *j = user;
     const conv_geom *g = j->g;
+    bool ok;
+    float *buf = plane_scratch(j, g->I * (g->SI + g->KS), &ok);
+    if (!ok) return;
     int64_t X0 = g->X[0], X1 = g->X[1], Y0 = g->Y[0], Y1 = g->Y[1], K0 = g->Kd[0], K1 = g->Kd[1];
     int64_t s0 = j->a->strides.v[0], s1 = j->a->strides.v[1], d0 = j->a->rhs_dilation.v[0], d1 = j->a->rhs_dilation.v[1];
     int64_t q0 = j->a->pad_low.v[0], q1 = j->a->pad_low.v[1];
     for (int64_t pl = p0; pl < p1; pl++) { /* plane = (output image, output channel = group) */
         int64_t n = pl / g->O, o = pl % g->O;
         const float *xb = j->x + (o * g->Nout + n) * g->C * g->SI, *wb = j->w + o * g->I * g->KS;
+        plane_operands(j, buf, &xb, g->I * g->SI, &wb, g->I * g->KS);
         /* Up to 16 outputs at a time, each with 16 partial sums: a kernel row is read once for all of them
          * (from L1) rather than once per output (a plane's operands, 200 KB for 8 x 56 x 56, came from L2 9
          * times: that bandwidth bound the loop). */
@@ -134,26 +163,18 @@ static void dwg_planes(void *user, int64_t p0, int64_t p1) {
             }
         }
     }
+    free(buf);
 }
 
 /* A stencil kernel over (image, output channel) planes, on operands rounded to bf16 at DEFAULT. */
 static tt_status run_stencil(const tt_ir_node *node, const conv_geom *g, const float *x, const float *w, float *out,
                              tt_host_range_fn planes) {
-    stencil_job j = {g, &node->attrs.conv, x, w, out};
-    float *xr = NULL, *wr = NULL;
-    if (node->attrs.conv.precision == TT_PRECISION_DEFAULT) {
-        xr = rounded_bf16(x, g->N * g->C * g->SI);
-        wr = rounded_bf16(w, g->O * g->I * g->KS);
-        j.x = xr;
-        j.w = wr;
-    }
-    tt_status st = TT_OK;
+    stencil_job j = {.g = g, .a = &node->attrs.conv, .x = x, .w = w, .out = out,
+                     .round = node->attrs.conv.precision == TT_PRECISION_DEFAULT};
     int64_t plane_work = g->SO * g->KS * g->I;
-    if (j.x && j.w) tt_host_parallel_for(g->Nout * g->O, 1 + 65536 / (plane_work > 0 ? plane_work : 1), planes, &j);
-    else st = tt_error(TT_STATUS_OUT_OF_MEMORY, "convolution: out of memory rounding operands to bf16");
-    free(xr);
-    free(wr);
-    return st;
+    tt_host_parallel_for(g->Nout * g->O, 1 + 65536 / (plane_work > 0 ? plane_work : 1), planes, &j);
+    if (j.failed) return tt_error(TT_STATUS_OUT_OF_MEMORY, "convolution: out of memory rounding operands to bf16");
+    return TT_OK;
 }
 
 /* ---- transposed (col2im) -------------------------------------------------------------------------------- */
