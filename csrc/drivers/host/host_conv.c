@@ -65,27 +65,15 @@ static void col_fill(const col_job *j, int64_t grp, int64_t c, int64_t kpos, int
     int64_t nb = g->batch_groups ? grp * g->Nout + img : img;
     int64_t ch = g->batch_groups ? c : grp * g->I + c;
     int64_t base = (nb * g->C + ch) * g->SI;
-    int64_t kk[TT_MAX_RANK], rem = kpos;
-    for (int s = S - 1; s >= 0; s--) {
-        kk[s] = rem % g->Kd[s];
-        rem /= g->Kd[s];
-    }
-    /* Outer output positions by odometer; the last dim as a run (or through its table row). */
+    int64_t kk[TT_MAX_RANK] = {0}, oi[TT_MAX_RANK] = {0};
+    conv_unravel(S, g->Kd, kpos, kk);
+    /* Outer output positions by odometer from row q0; the last dim as a run (or through its table row). */
     int64_t Ylast = g->Y[S - 1];
     const int64_t *last = g->tab[S - 1] + kk[S - 1] * Ylast;
-    int64_t oi[TT_MAX_RANK] = {0};
-    for (int64_t s = S - 2, rq = j->q0; s >= 0; s--) { /* the odometer starts at row q0 */
-        oi[s] = rq % g->Y[s];
-        rq /= g->Y[s];
-    }
+    conv_unravel(S - 1, g->Y, j->q0, oi);
     for (int64_t q = 0; q < j->q1 - j->q0; q++) {
-        int64_t off = 0;
-        bool ok = true;
-        for (int s = 0; s < S - 1; s++) {
-            int64_t ip = g->tab[s][kk[s] * g->Y[s] + oi[s]];
-            if (ip < 0) ok = false;
-            off = off * g->X[s] + (ip < 0 ? 0 : ip);
-        }
+        int64_t off;
+        bool ok = conv_outer_offset(g, kk, oi, &off);
         off = base + off * g->X[S - 1];
         if (g->dense_last) { /* a strided run of the input row between zeros: no per-element table */
             int64_t kof = kk[S - 1] * g->rd_last - g->pl_last, lo, hi;
@@ -110,11 +98,8 @@ static void col_fill(const col_job *j, int64_t grp, int64_t c, int64_t kpos, int
 
 /* Where kernel position kpos reads in a channel's plane for each of the SO output positions (-1: a zero). */
 static void col_offsets(const conv_geom *g, int64_t kpos, int64_t *offs) {
-    int64_t kk[TT_MAX_RANK], oi[TT_MAX_RANK] = {0}, rem = kpos;
-    for (int s = g->S - 1; s >= 0; s--) {
-        kk[s] = rem % g->Kd[s];
-        rem /= g->Kd[s];
-    }
+    int64_t kk[TT_MAX_RANK] = {0}, oi[TT_MAX_RANK] = {0};
+    conv_unravel(g->S, g->Kd, kpos, kk);
     for (int64_t q = 0; q < g->SO; q++) {
         int64_t off = 0;
         for (int s = 0; s < g->S && off >= 0; s++) {
@@ -211,10 +196,6 @@ static tt_status conv_tables(const tt_ir_node *node, conv_geom *g) {
     const __typeof__(node->attrs.conv) *a = &node->attrs.conv;
     for (int s = 0; s < g->S; s++) {
         int64_t n = g->Kd[s] * g->Y[s];
-        if (s == g->S - 1) {
-            g->st_last = a->strides.v[s], g->rd_last = a->rhs_dilation.v[s], g->pl_last = a->pad_low.v[s];
-            g->dense_last = a->lhs_dilation.v[s] == 1;
-        }
         g->tab[s] = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
         if (!g->tab[s]) return tt_error(TT_STATUS_OUT_OF_MEMORY, "convolution: out of memory");
         int64_t ld = a->lhs_dilation.v[s], xd = g->X[s] > 0 ? (g->X[s] - 1) * ld + 1 : 0;
@@ -224,6 +205,9 @@ static tt_status conv_tables(const tt_ir_node *node, conv_geom *g) {
                 g->tab[s][k * g->Y[s] + y] = pos < 0 || pos >= xd || pos % ld ? -1 : pos / ld;
             }
     }
+    int L = g->S - 1;
+    g->st_last = a->strides.v[L], g->rd_last = a->rhs_dilation.v[L], g->pl_last = a->pad_low.v[L];
+    g->dense_last = a->lhs_dilation.v[L] == 1;
     return TT_OK;
 }
 
@@ -308,26 +292,15 @@ static void kchunk_rows(void *user, int64_t r0, int64_t r1) {
     int S = g->S;
     int64_t Kl = g->Kd[S - 1], Xl = g->X[S - 1], kouter = g->KS / Kl, kc = j->nkr * Kl;
     for (int64_t r = r0; r < r1; r++) {
-        int64_t img = r / g->SO, y = r % g->SO, yy[TT_MAX_RANK], rem = y;
-        for (int s = S - 1; s >= 0; s--) {
-            yy[s] = rem % g->Y[s];
-            rem /= g->Y[s];
-        }
+        int64_t img = r / g->SO, yy[TT_MAX_RANK] = {0};
+        conv_unravel(S, g->Y, r % g->SO, yy);
         int64_t at_last = yy[S - 1] * g->st_last - g->pl_last, lo, hi; /* input index = kl * rd_last + at_last */
         conv_run_range(at_last, g->rd_last, Xl, Kl, &lo, &hi);
         float *dst = j->bt + r * kc;
         for (int64_t t = 0; t < j->nkr; t++, dst += Kl) {
-            int64_t kr = j->kr0 + t, c = kr / kouter, ko = kr % kouter, kk[TT_MAX_RANK], off = 0;
-            bool ok = true;
-            for (int s = S - 2; s >= 0; s--) {
-                kk[s] = ko % g->Kd[s];
-                ko /= g->Kd[s];
-            }
-            for (int s = 0; s < S - 1; s++) {
-                int64_t ip = g->tab[s][kk[s] * g->Y[s] + yy[s]];
-                if (ip < 0) ok = false;
-                off = off * g->X[s] + (ip < 0 ? 0 : ip);
-            }
+            int64_t kr = j->kr0 + t, c = kr / kouter, kk[TT_MAX_RANK] = {0}, off;
+            conv_unravel(S - 1, g->Kd, kr % kouter, kk);
+            bool ok = conv_outer_offset(g, kk, yy, &off);
             int64_t base = ((img * g->C + c) * g->SI) + off * Xl;
             run_copy((char *)dst, j->x, 4, base + at_last, g->rd_last, ok ? lo : 0, ok ? hi : 0, Kl);
         }
@@ -460,10 +433,6 @@ tt_status tt_host_convolution(const tt_ir_program *p, const tt_ir_node *node, co
             st = kchunk_gemms(node, &g, xv, wv, C);
             goto stored;
         }
-        if (!pointwise(node, &g) && tiles_usable(node, &g, cd)) {
-            st = tiled_gemms(node, &g, xv, wv, C);
-            goto stored;
-        }
         if (pointwise(node, &g)) { /* col would be the input itself: the GEMMs read it in place */
             for (int64_t img = 0; img < g.Nout && st == TT_OK; img += g.G == 1 ? g.Nout : 1) {
                 int64_t batch = g.G == 1 ? g.Nout : g.G, b_bs = g.G == 1 ? g.C * g.SI : g.I * g.SI;
@@ -479,6 +448,10 @@ tt_status tt_host_convolution(const tt_ir_program *p, const tt_ir_node *node, co
                 else
                     st = tt_host_gemm_i64(batch, g.Og, g.SO, K, wv, a_bs, b, b_bs, c, c_bs, g.SO);
             }
+            goto stored;
+        }
+        if (tiles_usable(node, &g, cd)) {
+            st = tiled_gemms(node, &g, xv, wv, C);
             goto stored;
         }
         if (cd == TT_F32 && covers_input(node, &g)) { /* out[img, o] = x[img, :] . W[o, :], read in place */

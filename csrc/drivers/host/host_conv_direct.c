@@ -29,7 +29,6 @@ TT_HOST_VEC_CLONES static void round_bf16_into(const float *restrict src, float 
     for (int64_t i = 0; i < n; i++) dst[i] = tt_host_bf16_round(src[i]);
 }
 
-
 typedef struct stencil_job {
     const conv_geom *g;
     const conv_attrs *a;
@@ -199,11 +198,8 @@ static void col2im_planes(void *user, int64_t o0, int64_t o1) {
         int64_t grp = o / g->Og, ol = o % g->Og;
         for (int64_t k = 0; k < g->KS; k++) {
             const float *src = j->P + ((grp * g->KS + k) * g->Og + ol) * g->SI;
-            int64_t kk[TT_MAX_RANK], rem = k;
-            for (int s = S - 1; s >= 0; s--) {
-                kk[s] = rem % g->Kd[s];
-                rem /= g->Kd[s];
-            }
+            int64_t kk[TT_MAX_RANK] = {0};
+            conv_unravel(S, g->Kd, k, kk);
             /* last dim: y = i * ldl + base, i in [lo, hi) */
             int64_t base = j->a->pad_low.v[S - 1] - kk[S - 1] * j->a->rhs_dilation.v[S - 1], lo, hi;
             conv_run_range(base, ldl, Yl, Xl, &lo, &hi);

@@ -18,6 +18,27 @@ typedef struct conv_geom {
     bool dense_last;                        /* the last spatial dim has no lhs dilation: its reads are a strided run */
 } conv_geom;
 
+/* idx[0..n) = the row-major coordinates of flat index i over dims[0..n) (kernel or output positions). */
+static inline void conv_unravel(int n, const int64_t *dims, int64_t i, int64_t *idx) {
+    for (int s = n - 1; s >= 0; s--) {
+        idx[s] = i % dims[s];
+        i /= dims[s];
+    }
+}
+
+/* The input offset (in units of the last dim's rows) that kernel position kk reads at output position yy over the
+ * spatial dims before the last, through g->tab; false when it falls in padding or a hole (off is then partial). */
+static inline bool conv_outer_offset(const conv_geom *g, const int64_t *kk, const int64_t *yy, int64_t *off) {
+    bool ok = true;
+    *off = 0;
+    for (int s = 0; s < g->S - 1; s++) {
+        int64_t ip = g->tab[s][kk[s] * g->Y[s] + yy[s]];
+        if (ip < 0) ok = false;
+        *off = *off * g->X[s] + (ip < 0 ? 0 : ip);
+    }
+    return ok;
+}
+
 /* [lo, hi): the k with 0 <= k * st + off < n and k < cap (the valid part of a strided run over a row of n; empty
  * when there is none). */
 static inline void conv_run_range(int64_t off, int64_t st, int64_t n, int64_t cap, int64_t *lo, int64_t *hi) {
