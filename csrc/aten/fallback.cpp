@@ -572,6 +572,42 @@ static std::unique_ptr<Signature> make_signature(const Plan& plan, OpBuild& ob, 
     return sg;
 }
 
+// ---- borrowed arguments (unboxed.cpp) -----------------------------------------------------------------------------
+// The hot ops' unboxed kernels push their Tensor arguments as borrows: no reference taken. In torch 2.13 the first C++
+// reference to a tensor only Python holds takes the GIL (TensorImpl::incref_pyobject), and dropping it takes it
+// again: two GIL round trips per op when c10 boxes the arguments for this fallback, a tenth of a small op's time.
+// Borrowed entries (mask bit i: stack[i]) are never released: dropped with destroyBorrow, owned (referenced) before
+// any path that keeps or replaces them (the CPU fallback).
+struct Borrowed {
+    const torch::jit::Stack* stack = nullptr;
+    uint32_t mask = 0;
+};
+static thread_local Borrowed t_borrowed;
+
+static void forget_borrows(torch::jit::Stack* stack) {
+    if (t_borrowed.stack != stack) return;
+    for (size_t i = 0; t_borrowed.mask >> i; i++)
+        if (t_borrowed.mask >> i & 1) c10::MaybeOwnedTraits<c10::IValue>::destroyBorrow((*stack)[i]);
+    t_borrowed.mask = 0;
+}
+
+static void own_borrows(torch::jit::Stack* stack) {
+    if (t_borrowed.stack != stack) return;
+    for (size_t i = 0; t_borrowed.mask >> i; i++) {
+        if (!(t_borrowed.mask >> i & 1)) continue;
+        c10::IValue owned = (*stack)[i];  // a counted reference
+        c10::MaybeOwnedTraits<c10::IValue>::destroyBorrow((*stack)[i]);
+        (*stack)[i] = std::move(owned);
+    }
+    t_borrowed.mask = 0;
+}
+
+// The op's arguments leave the stack (results follow).
+static void drop_args(torch::jit::Stack* stack, size_t n) {
+    forget_borrows(stack);
+    torch::jit::drop(*stack, n);
+}
+
 // A signature hit: the cached program on fresh results, its parameters bound to this call's tensors and numbers.
 static void run_signature(const Plan& plan, const Signature& sg, const SigKey& key, torch::jit::Stack* stack,
                           size_t first) {
@@ -604,7 +640,7 @@ static void run_signature(const Plan& plan, const Signature& sg, const SigKey& k
             }
         }
     });
-    torch::jit::drop(*stack, n_args_of(plan));
+    drop_args(stack, n_args_of(plan));
     if (plan.kind != PlanKind::Functional) {
         for (auto& r : results) stack->emplace_back(std::move(r));
         return;
@@ -875,7 +911,7 @@ static bool run_native(const Plan& plan, torch::jit::Stack* stack, std::string* 
             tt_ir_program_destroy(prog);
     }
 
-    torch::jit::drop(*stack, n_args);
+    drop_args(stack, n_args);
     size_t next = 0;
     for (size_t k = 0; k < outs.size(); k++) {
         if (plan.kind == PlanKind::Functional && outs[k] == TT_IR_NONE) stack->emplace_back(at::Tensor());
@@ -911,6 +947,7 @@ static void tpu_boxed_fallback(const c10::OperatorHandle& op, torch::jit::Stack*
                                 why, ", and the CPU fallback is off (TORCHTPU_CPU_FALLBACK=0 or "
                                 "torch.tpu.cpu_fallback_mode(False))");
     count_fallback(plan.key, why);
+    own_borrows(stack);
     const size_t first = stack->size() - n_args_of(plan);
     // PyTorch's cpu_fallback sends new results to the first tensor argument's device, which is the CPU when that is
     // a wrapped Python number (torch.div(5, t)): the op was dispatched here for a tpu tensor, so they come back.
@@ -936,6 +973,21 @@ static void tpu_boxed_fallback(const c10::OperatorHandle& op, torch::jit::Stack*
             iv = iv.toTensor().to(c10::Device(c10::DeviceType::PrivateUse1, (c10::DeviceIndex)device));
     }
 }
+
+void run_borrowed(const c10::OperatorHandle& op, torch::jit::Stack* stack, uint32_t borrowed) {
+    struct Scope {
+        torch::jit::Stack* stack;
+        Borrowed prev;
+        ~Scope() {
+            forget_borrows(stack);  // an error left them on the stack
+            t_borrowed = prev;
+        }
+    } scope{stack, t_borrowed};
+    t_borrowed = Borrowed{stack, borrowed};
+    tpu_boxed_fallback(op, stack);
+}
+
+bool lowers_natively(const c10::OperatorHandle& op) { return plan_for(op).fn != nullptr; }
 
 bool has_native(const std::string& key) { return tt_lower_find(key.c_str()) != nullptr; }
 
@@ -975,7 +1027,7 @@ int register_lowered_kernels() {
     lib = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__,
                                            __LINE__);
     const auto& lowered = lowered_overloads();
-    int n = 0;
+    int n = register_unboxed(*lib);
     for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames()) {
         if (name.name.rfind("aten::", 0) != 0) continue;
         std::string base = name.name;

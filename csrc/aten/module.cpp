@@ -158,6 +158,8 @@ PYBIND11_MODULE(_C, m) {
     m.def("has_lowering", &has_native);
     m.def("lowered_ops", &lowered_ops);
     m.def("register_lowered_kernels", &register_lowered_kernels);
+    // C++ references to a tensor's TensorImpl (Python's own included): tests of the borrowed-argument kernels
+    m.def("tensor_use_count", [](const at::Tensor& t) { return (int64_t)t.use_count(); });
     m.def("trace_begin", &trace_begin);
     m.def("trace_abort", &trace_abort);
     m.def("trace_end", &trace_end);

@@ -2,6 +2,7 @@
 // the signature cache (signature.cpp) that lets a repeated op skip its lowering.
 #pragma once
 
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <c10/util/SmallVector.h>
 
@@ -10,6 +11,10 @@
 #include <vector>
 
 #include "shim.h"
+
+namespace torch {
+class Library;
+}
 
 namespace torchtpu {
 
@@ -93,6 +98,12 @@ void set_signature_cache_enabled(bool on);
 int64_t signature_hits();
 int64_t signature_misses();
 void reset_signature_counts();
+// ---- the boxed kernel (fallback.cpp) and its unboxed entries (unboxed.cpp)
+bool lowers_natively(const c10::OperatorHandle& op);  // a lowering takes this op's arguments as they are
+// The boxed kernel on a stack whose Tensor arguments at the mask's bits are borrows (no reference held).
+void run_borrowed(const c10::OperatorHandle& op, torch::jit::Stack* stack, uint32_t borrowed);
+int register_unboxed(torch::Library& lib);  // the hot ops' unboxed kernels; how many were registered
+
 // Set by the boxed kernel's rng callback: the op being lowered drew random numbers (it must not be cached).
 extern thread_local bool t_op_used_rng;
 
