@@ -1,6 +1,7 @@
 // device.cpp — the core glue every other shim file uses: error mapping, start-up, the current device, dtypes, views.
 #include <c10/util/Exception.h>
 
+#include <atomic>
 #include <mutex>
 
 #include "shim.h"
@@ -19,6 +20,9 @@ namespace torchtpu {
 }
 
 void ensure_init() {
+    // every op calls this, several times: one atomic load once started (call_once reads thread-locals each call)
+    static std::atomic<bool> started{false};
+    if (started.load(std::memory_order_acquire)) return;
     static std::once_flag once;
     static tt_status status = TT_OK;
     static std::string message;
@@ -27,6 +31,7 @@ void ensure_init() {
         if (status != TT_OK) message = tt_last_error();
     });
     TORCH_CHECK(status == TT_OK, "torchtpu failed to start: ", message);
+    started.store(true, std::memory_order_release);
 }
 
 static thread_local c10::DeviceIndex tls_device = 0;

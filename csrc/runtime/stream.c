@@ -384,12 +384,19 @@ static void help(tt_rt_stream *s, uint64_t target) {
     char saved[TT_RT_MSG_SIZE];
     bool ran = false;
     while (atomic_load_explicit(&s->deq, memory_order_acquire) < target) {
-        if (!ran) snprintf(saved, sizeof saved, "%s", tt_last_error());
+        if (!ran) { /* copied, not formatted: this runs for every small op */
+            size_t n = strnlen(tt_last_error(), sizeof saved - 1);
+            memcpy(saved, tt_last_error(), n);
+            saved[n] = '\0';
+        }
         if (!run_next(s, ring)) break;
         ran = true;
     }
     if (!ran) return;
-    tt_error(TT_STATUS_INTERNAL, "%s", saved);
+    if (strcmp(saved, tt_last_error()) != 0) {
+        if (saved[0]) tt_error(TT_STATUS_INTERNAL, "%s", saved);
+        else tt_clear_error();
+    }
     /* The worker slept while this thread held the role; what others published meanwhile is its again. */
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load(&s->deq) < atomic_load(&s->enq)) wake_worker(s);
