@@ -24,13 +24,14 @@ struct Unboxed;
 
 template <class Op, class Ret, class... Args>
 struct Unboxed<Op, Ret(Args...)> {
-    static_assert(sizeof...(Args) <= 32, "the borrow mask has 32 bits");
+    static_assert(sizeof...(Args) < 32, "the borrow mask has 32 bits");
 
+    // The stack has room for every argument first (reserved): a borrow's push cannot throw half done.
     template <class T>
     static void push(torch::jit::Stack& stack, uint32_t& mask, T&& v) {
         if constexpr (std::is_same_v<std::decay_t<T>, at::Tensor>) {
-            mask |= 1u << stack.size();
             stack.emplace_back(c10::MaybeOwnedTraits<at::Tensor>::createBorrow(v));
+            mask |= 1u << (stack.size() - 1);
         } else {
             torch::jit::push(stack, std::forward<T>(v));
         }
@@ -56,6 +57,7 @@ struct Unboxed<Op, Ret(Args...)> {
         } level{depth, depth < 4 ? stacks[depth] : own};
         depth++;
         torch::jit::Stack& stack = level.s;
+        stack.reserve(sizeof...(Args));
         (push(stack, level.mask, std::forward<Args>(args)), ...);
         const uint32_t mask = level.mask;
         level.mask = 0;
@@ -102,7 +104,7 @@ bool register_one(torch::Library& lib) {
     X(where_self) X(maximum) X(minimum) X(lerp__Scalar) X(addcmul_) X(addcdiv_) X(mm) X(bmm) X(addmm)                  \
     X(sum_dim_IntList) X(mean_dim) X(_softmax) X(_log_softmax) X(native_layer_norm) X(masked_fill_Scalar)            \
     X(eq_Scalar) X(gelu_backward) X(tanh_backward) X(threshold_backward) X(_softmax_backward_data)                   \
-    X(native_layer_norm_backward) X(_log_softmax_backward_data) X(silu_backward) X(sigmoid_backward) X(rsub_Scalar)  \
+    X(native_layer_norm_backward) X(_log_softmax_backward_data) X(sigmoid_backward) X(rsub_Scalar)  \
     X(baddbmm) X(abs) X(clamp) X(lt_Scalar) X(gt_Scalar) X(ne_Scalar) X(amax) X(index_select) X(nll_loss_forward)   \
     X(nll_loss_backward) X(native_dropout) X(native_dropout_backward) X(fill__Scalar) X(zero_)
 
