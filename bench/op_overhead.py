@@ -11,6 +11,9 @@ For each small op: N calls in a loop after a warm-up, median over R repeats.
                  and hashes its program again, as before the cache existed.
   strict no-line strict launch without noting the user's file:line per op (torchtpu._C.set_op_lines(False)), which
                  a deferred op's error names; "line cost" is what noting it adds to a strict launch.
+  strict no-brw  strict launch with the hot ops' unboxed kernels referencing their tensor arguments as c10's boxing
+                 does (torchtpu._C.set_borrow_args(False)): in torch 2.13 that takes the GIL twice per op when
+                 Python held the only reference; "borrow gain" is what borrowing them saves a strict launch.
   fused record   tpu, deferred: time of N ops recorded into the window (results unused, so the cut runs nothing:
                  this is the recording cost alone).
 """
@@ -86,10 +89,11 @@ def main(argv=None):
     print(f"{args.iters} ops per loop, median of {args.repeats} loops, microseconds per op\n")
 
     hdr = (f"{'op':<18} {'cpu':>8} {'debug':>8} {'strict':>8} {'strict':>8} {'strict':>8} {'strict':>8} "
-           f"{'fused':>8} | {'debug/cpu':>9} {'launch/cpu':>10} {'+sync/cpu':>9} {'no-sig/cpu':>10} {'fused/cpu':>9} "
-           f"{'line cost':>9}")
+           f"{'strict':>8} {'fused':>8} | {'debug/cpu':>9} {'launch/cpu':>10} {'+sync/cpu':>9} {'no-sig/cpu':>10} "
+           f"{'fused/cpu':>9} {'line cost':>9} {'borrow gain':>11}")
     print(hdr)
-    print(f"{'':<18} {'':>8} {'':>8} {'launch':>8} {'+sync':>8} {'no-sig':>8} {'no-line':>8} {'record':>8} |")
+    print(f"{'':<18} {'':>8} {'':>8} {'launch':>8} {'+sync':>8} {'no-sig':>8} {'no-line':>8} {'no-brw':>8} "
+          f"{'record':>8} |")
     print("-" * len(hdr))
     old_mode = torchtpu.get_eager_mode()
     rows = []
@@ -124,6 +128,11 @@ def main(argv=None):
             fn(*tpu_args)
         noline_us, _ = measure(fn, tpu_args, args.iters, args.repeats, sync=sync)
         torchtpu._C.set_op_lines(True)
+        torchtpu._C.set_borrow_args(False)
+        for _ in range(args.warmup):
+            fn(*tpu_args)
+        noborrow_us, _ = measure(fn, tpu_args, args.iters, args.repeats, sync=sync)
+        torchtpu._C.set_borrow_args(True)
 
         torchtpu.set_eager_mode("fused")
         got = fn(*tpu_args).cpu()
@@ -135,11 +144,12 @@ def main(argv=None):
         record_us, _ = measure(fn, tpu_args, args.iters, args.repeats, sync=sync)
         torchtpu.set_eager_mode(old_mode)
 
-        rows.append((name, cpu_us, debug_us, launch_us, total_us, nosig_us, noline_us, record_us))
+        rows.append((name, cpu_us, debug_us, launch_us, total_us, nosig_us, noline_us, noborrow_us, record_us))
         print(f"{name:<18} {cpu_us:8.2f} {debug_us:8.2f} {launch_us:8.2f} {total_us:8.2f} {nosig_us:8.2f} "
-              f"{noline_us:8.2f} {record_us:8.2f} | {debug_us / cpu_us:8.1f}x {launch_us / cpu_us:9.1f}x "
-              f"{total_us / cpu_us:8.1f}x {nosig_us / cpu_us:9.1f}x {record_us / cpu_us:8.1f}x "
-              f"{(launch_us - noline_us) / noline_us * 100:8.1f}%", flush=True)
+              f"{noline_us:8.2f} {noborrow_us:8.2f} {record_us:8.2f} | {debug_us / cpu_us:8.1f}x "
+              f"{launch_us / cpu_us:9.1f}x {total_us / cpu_us:8.1f}x {nosig_us / cpu_us:9.1f}x "
+              f"{record_us / cpu_us:8.1f}x {(launch_us - noline_us) / noline_us * 100:8.1f}% "
+              f"{(noborrow_us - launch_us) / launch_us * 100:10.1f}%", flush=True)
 
     fb = torchtpu.metrics().get("fallbacks") or {}
     if fb:

@@ -99,3 +99,18 @@ def test_boxed_callers_still_work(mode):
     before = counts(a, b)
     torch.testing.assert_close(f(a, b).cpu(), torch.relu(a_cpu * b_cpu + a_cpu))
     assert counts(a, b) == before
+
+
+def test_referenced_arguments_when_borrowing_is_off(mode):
+    # bench/op_overhead.py's "no-borrow" column: the same kernels with counted references, as c10's boxing takes
+    a_cpu = torch.randn(4)
+    a = a_cpu.to("tpu")
+    before = counts(a)
+    torchtpu._C.set_borrow_args(False)
+    try:
+        torch.testing.assert_close((a * a).add_(a).cpu(), a_cpu * a_cpu + a_cpu)
+        with pytest.raises(RuntimeError, match="must match the size"):
+            torch.add(a, torch.ones(3).to("tpu"))
+    finally:
+        torchtpu._C.set_borrow_args(True)
+    assert counts(a) == before

@@ -575,7 +575,7 @@ static std::unique_ptr<Signature> make_signature(const Plan& plan, OpBuild& ob, 
 // ---- borrowed arguments (unboxed.cpp) -----------------------------------------------------------------------------
 // The hot ops' unboxed kernels push their Tensor arguments as borrows: no reference taken. In torch 2.13 the first C++
 // reference to a tensor only Python holds takes the GIL (TensorImpl::incref_pyobject), and dropping it takes it
-// again: two GIL round trips per op when c10 boxes the arguments for this fallback, a tenth of a small op's time.
+// again: two GIL round trips per op when c10 boxes the arguments for this fallback.
 // Borrowed entries (mask bit i: stack[i]) are never released: dropped with destroyBorrow, owned (referenced) before
 // any path that keeps or replaces them (the CPU fallback).
 struct Borrowed {

@@ -160,6 +160,7 @@ PYBIND11_MODULE(_C, m) {
     m.def("register_lowered_kernels", &register_lowered_kernels);
     // C++ references to a tensor's TensorImpl (Python's own included): tests of the borrowed-argument kernels
     m.def("tensor_use_count", [](const at::Tensor& t) { return (int64_t)t.use_count(); });
+    m.def("set_borrow_args", &set_borrow_args);
     m.def("trace_begin", &trace_begin);
     m.def("trace_abort", &trace_abort);
     m.def("trace_end", &trace_end);

@@ -103,6 +103,7 @@ bool lowers_natively(const c10::OperatorHandle& op);  // a lowering takes this o
 // The boxed kernel on a stack whose Tensor arguments at the mask's bits are borrows (no reference held).
 void run_borrowed(const c10::OperatorHandle& op, torch::jit::Stack* stack, uint32_t borrowed);
 int register_unboxed(torch::Library& lib);  // the hot ops' unboxed kernels; how many were registered
+void set_borrow_args(bool on);  // off: they reference their arguments as c10's boxing does (for measuring)
 
 // Set by the boxed kernel's rng callback: the op being lowered drew random numbers (it must not be cached).
 extern thread_local bool t_op_used_rng;

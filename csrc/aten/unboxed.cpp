@@ -3,19 +3,25 @@
 //
 // c10 calls a boxed kernel by copying every argument into a stack of IValues. In torch 2.13 the first C++
 // reference to a tensor that only Python holds takes the GIL to incref its PyObject, and releasing it takes the GIL
-// again (intrusive_ptr's 1 -> 2 and 2 -> 1 transitions): two GIL round trips per op, ~0.15 us of a small op's ~1.5.
+// again (intrusive_ptr's 1 -> 2 and 2 -> 1 transitions): two GIL round trips per op (bench/op_overhead.py's
+// "borrow gain" column measures them).
 // CPU kernels are unboxed and pay neither. Here an unboxed kernel per hot op pushes its Tensor arguments as borrows
 // (MaybeOwnedTraits: no count taken) and runs the boxed kernel on them; fallback.cpp never releases a borrow
 // (run_borrowed). Every other op, and every boxed caller of these, takes the boxed path as before.
 #include <ATen/Operators.h>
 #include <torch/library.h>
 
+#include <atomic>
 #include <tuple>
 #include <type_traits>
 
 #include "op_plan.h"
 
 namespace torchtpu {
+
+// Off: arguments are referenced as c10's boxing does (bench/op_overhead.py's "no-borrow" column measures the gain).
+static std::atomic<bool> g_borrow_args{true};
+void set_borrow_args(bool on) { g_borrow_args.store(on, std::memory_order_relaxed); }
 
 namespace {
 
@@ -28,8 +34,12 @@ struct Unboxed<Op, Ret(Args...)> {
 
     // The stack has room for every argument first (reserved): a borrow's push cannot throw half done.
     template <class T>
-    static void push(torch::jit::Stack& stack, uint32_t& mask, T&& v) {
+    static void push(torch::jit::Stack& stack, uint32_t& mask, bool borrow, T&& v) {
         if constexpr (std::is_same_v<std::decay_t<T>, at::Tensor>) {
+            if (!borrow) {
+                stack.emplace_back(v);
+                return;
+            }
             stack.emplace_back(c10::MaybeOwnedTraits<at::Tensor>::createBorrow(v));
             mask |= 1u << (stack.size() - 1);
         } else {
@@ -58,7 +68,8 @@ struct Unboxed<Op, Ret(Args...)> {
         depth++;
         torch::jit::Stack& stack = level.s;
         stack.reserve(sizeof...(Args));
-        (push(stack, level.mask, std::forward<Args>(args)), ...);
+        const bool borrow = g_borrow_args.load(std::memory_order_relaxed);
+        (push(stack, level.mask, borrow, std::forward<Args>(args)), ...);
         const uint32_t mask = level.mask;
         level.mask = 0;
         run_borrowed(op, &stack, mask);
