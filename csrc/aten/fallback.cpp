@@ -602,6 +602,22 @@ static void own_borrows(torch::jit::Stack* stack) {
     t_borrowed.mask = 0;
 }
 
+static bool borrowed_at(const torch::jit::Stack* stack, size_t i) {
+    return t_borrowed.stack == stack && i < 32 && (t_borrowed.mask >> i & 1);
+}
+
+// An in-place op's results that are its borrowed arguments (a Python-only tensor's first counted reference would take
+// the GIL, and dropping it again): borrowed too, and on the stack marked as borrows. Never released: any still here
+// when the op ends (an error) are forgotten.
+struct BorrowedResults {
+    Results& results;
+    uint32_t mask = 0;  // bit k: results[k] is a borrow
+    ~BorrowedResults() {
+        for (size_t k = 0; mask >> k; k++)
+            if (mask >> k & 1) c10::MaybeOwnedTraits<at::Tensor>::destroyBorrow(results[k]);
+    }
+};
+
 // The op's arguments leave the stack (results follow).
 static void drop_args(torch::jit::Stack* stack, size_t n) {
     forget_borrows(stack);
@@ -612,6 +628,7 @@ static void drop_args(torch::jit::Stack* stack, size_t n) {
 static void run_signature(const Plan& plan, const Signature& sg, const SigKey& key, torch::jit::Stack* stack,
                           size_t first) {
     Results results;
+    BorrowedResults borrows{results};
     if (plan.kind == PlanKind::Functional) {
         PendingResults pending;
         for (const SigResult& r : sg.results) {
@@ -624,7 +641,15 @@ static void run_signature(const Plan& plan, const Signature& sg, const SigKey& k
                                                                                            sg.device)));
         }
     } else {
-        for (size_t t : plan.targets) results.push_back((*stack)[first + t].toTensor());
+        for (size_t t : plan.targets) {
+            const at::Tensor& target = (*stack)[first + t].toTensor();
+            if (borrowed_at(stack, first + t)) {  // borrowed in, borrowed out: no reference, no GIL (see above)
+                borrows.mask |= 1u << results.size();
+                results.push_back(c10::MaybeOwnedTraits<at::Tensor>::createBorrow(target));
+            } else {
+                results.push_back(target);
+            }
+        }
     }
     launch_with(sg.device, sg.program, results, plan.key.c_str(), [&](c10::SmallVector<tt_rt_arg, 4>& rargs) {
         for (const tt_lower_scalar& s : sg.scalars) bind_scalar(rargs[s.param_index], s);
@@ -642,7 +667,13 @@ static void run_signature(const Plan& plan, const Signature& sg, const SigKey& k
     });
     drop_args(stack, n_args_of(plan));
     if (plan.kind != PlanKind::Functional) {
-        for (auto& r : results) stack->emplace_back(std::move(r));
+        for (size_t k = 0; k < results.size(); k++) {
+            if (borrows.mask >> k & 1) {
+                t_borrowed.mask |= 1u << stack->size();  // run_borrowed's scope forgets it
+                borrows.mask &= ~(1u << k);
+            }
+            stack->emplace_back(std::move(results[k]));
+        }
         return;
     }
     size_t next = 0;
