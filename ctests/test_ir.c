@@ -167,6 +167,31 @@ static void test_shape_ops_follow_stablehlo_shape_rules(void) {
     tt_ir_builder_destroy(b);
 }
 
+/* Transposes compose (one node, the composed permutation) and the identity is the value itself. */
+static void test_transposes_compose_and_the_identity_is_the_value(void) {
+    tt_ir_builder *b = tt_ir_builder_create();
+    tt_ir_value x = tt_ir_param(b, TT_F32, 3, DIMS(2, 3, 4));
+    tt_ir_value t = tt_ir_transpose(b, x, DIMS(2, 0, 1));                      /* [4, 2, 3] */
+    TT_CHECK(tt_ir_transpose(b, t, DIMS(1, 2, 0)) == x);                       /* its inverse */
+    TT_CHECK(tt_ir_transpose(b, x, DIMS(0, 1, 2)) == x);
+    tt_ir_value u = tt_ir_transpose(b, t, DIMS(0, 2, 1));                      /* [4, 3, 2] */
+    TYPE_IS(b, u, TT_F32, 3, 4, 3, 2);
+    tt_ir_builder_add_output(b, u);
+    tt_ir_program *p = finish_ok(b, "transpose_compose");
+    int32_t transposes = 0;
+    for (int32_t i = 0; p && i < p->n_nodes; i++) {
+        const tt_ir_node *n = &p->nodes[i];
+        if (n->op != TT_OP_TRANSPOSE) continue;
+        transposes++;
+        TT_CHECK(p->operands[n->inputs_offset] == x); /* of the original, permuted (2, 1, 0) */
+        TT_CHECK(n->attrs.transpose.perm.v[0] == 2 && n->attrs.transpose.perm.v[1] == 1 &&
+                 n->attrs.transpose.perm.v[2] == 0);
+    }
+    TT_CHECK(p && transposes == 1);
+    tt_ir_program_destroy(p);
+    tt_ir_builder_destroy(b);
+}
+
 static void test_shape_op_errors_name_the_op(void) {
     struct {
         int which;
@@ -691,6 +716,7 @@ static const tt_test_case cases[] = {
     {"rank above the maximum is unsupported", test_rank_above_the_maximum_is_unsupported},
     {"elementwise ops infer their result types", test_elementwise_ops_infer_their_result_types},
     {"shape ops follow StableHLO shape rules", test_shape_ops_follow_stablehlo_shape_rules},
+    {"transposes compose and the identity is the value", test_transposes_compose_and_the_identity_is_the_value},
     {"shape op errors name the op", test_shape_op_errors_name_the_op},
     {"gather and scatter follow StableHLO dimension numbers", test_gather_and_scatter_follow_stablehlo_dimension_numbers},
     {"reductions remove or keep dims", test_reductions_remove_or_keep_dims},

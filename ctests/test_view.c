@@ -170,6 +170,28 @@ static void test_a_view_starting_mid_row_reads_without_padding(void) {
     tt_ir_program_destroy(p);
 }
 
+/* A view of every element once (the storage of q.transpose(0, 1) * s, written in memory order) is the update
+ * permuted: no mask, no select over the old value; and read back, the two transposes cancel. */
+static void test_a_permuted_whole_view_writes_without_a_mask(void) {
+    float flat[N];
+    fill(flat);
+    const view v = {0, 3, {4, 8, 3}, {3, 12, 1}}; /* an [8, 4, 3] storage seen as its transpose(0, 1) */
+    TT_CHECK(write_matches(&v, flat));
+    tt_ir_builder *b = tt_ir_builder_create();
+    int64_t n = N;
+    tt_ir_value x = tt_ir_param(b, TT_F32, 1, &n), u = tt_ir_param(b, TT_F32, v.rank, v.dims);
+    tt_ir_value w = TT_IR_NONE, back = TT_IR_NONE;
+    TT_CHECK_OK(tt_ir_view_write(b, x, v.offset, v.rank, v.dims, v.strides, u, &w));
+    TT_CHECK_OK(tt_ir_view_read(b, w, v.offset, v.rank, v.dims, v.strides, &back));
+    TT_CHECK(back == u);
+    tt_ir_builder_add_output(b, w);
+    tt_ir_program *p = NULL;
+    TT_CHECK_OK(tt_ir_builder_finish(b, &p));
+    for (int32_t i = 0; p && i < p->n_nodes; i++) TT_CHECK(p->nodes[i].op != TT_OP_SELECT);
+    tt_ir_program_destroy(p);
+    tt_ir_builder_destroy(b);
+}
+
 static void test_random_views_match_the_definition(void) {
     float flat[N];
     fill(flat);
@@ -220,6 +242,7 @@ static const tt_test_case cases[] = {
     {"views outside the storage are refused and build nothing",
      test_views_outside_the_storage_are_refused_and_build_nothing},
     {"a view starting mid-row reads without padding", test_a_view_starting_mid_row_reads_without_padding},
+    {"a permuted whole view writes without a mask", test_a_permuted_whole_view_writes_without_a_mask},
     {"random views match the definition", test_random_views_match_the_definition},
     {NULL, NULL},
 };

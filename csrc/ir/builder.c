@@ -440,9 +440,33 @@ static bool list_ok(tt_ir_builder *b, const char *what, int32_t n, const void *p
     return true;
 }
 
+static bool is_perm(int32_t rank, const int64_t *perm) {
+    uint32_t seen = 0;
+    for (int32_t d = 0; d < rank; d++) {
+        if (perm[d] < 0 || perm[d] >= rank || (seen >> perm[d] & 1)) return false;
+        seen |= 1u << perm[d];
+    }
+    return true;
+}
+
+/* A transpose of a transpose is one transpose of the original, and the identity is the value itself: a fusion
+ * window writes the result of an op on a permuted view (q.transpose(1, 2) * s keeps q's layout) into its storage in
+ * memory order and reads it back in the view's, which would otherwise copy it twice. */
 tt_ir_value tt_ir_transpose(tt_ir_builder *b, tt_ir_value x, const int64_t *perm) {
     const tt_ir_type *t = operand_type(b, TT_OP_TRANSPOSE, x);
     if (!t || !list_ok(b, "transpose", t->rank, perm)) return TT_IR_NONE;
+    int64_t composed[TT_MAX_RANK];
+    if (is_perm(t->rank, perm)) {
+        const tt_ir_node *n = &b->nodes[b->value_node[x]];
+        if (n->op == TT_OP_TRANSPOSE) {
+            for (int32_t d = 0; d < t->rank; d++) composed[d] = n->attrs.transpose.perm.v[perm[d]];
+            x = b->operands[n->inputs_offset];
+            perm = composed;
+        }
+        bool identity = true;
+        for (int32_t d = 0; d < t->rank; d++) identity = identity && perm[d] == d;
+        if (identity) return x;
+    }
     tt_ir_attrs a;
     memset(&a, 0, sizeof a);
     set_dims(&a.transpose.perm, t->rank, perm, 0);

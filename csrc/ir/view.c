@@ -324,6 +324,10 @@ tt_status tt_ir_view_write(tt_ir_builder *b, tt_ir_value flat, int64_t offset, i
         return tt_ir_builder_status(b);
     }
     tt_ir_value r = place_range(b, box_to_range(b, update, &p, rank, dt), n, offset, p.span, dt);
+    if (offset == 0 && p.span == n && tt_numel(rank, dims) == n) { /* every element once (a permuted whole) */
+        *out = r;
+        return tt_ir_builder_status(b);
+    }
     tt_ir_value ones = tt_ir_broadcast_in_dim(b, tt_ir_constant_scalar(b, TT_BOOL, 1), rank, dims, NULL);
     tt_ir_value mask = place_range(b, box_to_range(b, ones, &p, rank, TT_BOOL), n, offset, p.span, TT_BOOL);
     *out = tt_ir_select(b, mask, r, flat);
