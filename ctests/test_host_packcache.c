@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { M = 32, K = 256, N = 256 };
+enum { M = 32, K = 520, N = 270 }; /* three row panels (the last partial), two k slices, an edge column panel */
 
 static tt_exec_arg view(tt_buffer *b, int rank, const int64_t *dims) {
     tt_exec_arg a;
@@ -51,6 +51,9 @@ static tt_executable *double_exe(void) {
 
 static void run_dot(tt_executable *e, tt_buffer *x, tt_buffer *w, tt_buffer *y, float *out) {
     int64_t xd[2] = {M, K}, wd[2] = {N, K}, yd[2] = {M, N};
+    static float poison[M * N]; /* no element of y may survive from an earlier run */
+    memset(poison, 0xff, sizeof poison);
+    TT_CHECK_OK(drv()->iface.write(drv()->ctx, y, 0, poison, sizeof poison));
     tt_exec_arg args[2] = {view(x, 2, xd), view(w, 2, wd)}, res = view(y, 2, yd);
     TT_CHECK_OK(drv()->iface.execute(drv()->ctx, 0, e, args, 2, &res, 1));
     TT_CHECK_OK(drv()->iface.read(drv()->ctx, y, 0, out, (size_t)M * N * 4));

@@ -91,37 +91,58 @@ static void pack_b_whole(gemm_f32_job *g, int64_t batch, int64_t pgrain_b) {
     else tt_host_parallel_for(batch * g->n_panels, pgrain_b, gemm_pack_b, g);
 }
 
-/* C[bi][m0 .. m0+mc, n0 .. n0+nc] (+)= one k' slice [kx0, kx0 + kc) of the packed panels. */
-static void gemm_block(const gemm_f32_job *g, int64_t bi, int64_t m0, int64_t mc, int64_t n0, int64_t nc,
-                       int64_t kx0, int64_t kc) {
+/* One MR-row tile of C against panel bp's slice (its edge columns through a scratch tile). */
+static void gemm_tile(const gemm_f32_job *g, int64_t bi, int64_t m0, int64_t ir, int64_t mc, int64_t n0, int64_t jr,
+                      int64_t nr, int64_t kx0, int64_t kc, const float *bp, const void *pf, int64_t pf_lines) {
     int64_t w0 = g->kern == KERN_BF16 ? kx0 / 2 : kx0; /* word offset of this k' slice inside a panel row */
     int accum = kx0 > 0 || g->acc_c;
-    float *C = g->C + bi * g->c_bs;
-    const float *pb = g->pb + (bi * g->n_panels + n0 / NR) * NR * g->kw;
-    for (int64_t ir = 0; ir < mc; ir += MR) {
-        int mr = mc - ir < MR ? (int)(mc - ir) : MR; /* the kernels run a partial panel for its own rows */
-        int64_t rs = 1, cs = MR;                      /* a packed panel's strides */
-        const float *ap;
-        if (g->a_direct) {
-            ap = g->A + bi * g->a_bs + (m0 + ir) * g->a_rs + kx0 * g->a_cs;
-            rs = g->a_rs;
-            cs = g->a_cs;
-        } else {
-            ap = g->pa + (bi * g->m_panels + (m0 + ir) / MR) * MR * g->kw + w0 * MR;
-        }
-        for (int64_t jr = 0; jr < nc; jr += NR) {
-            const float *bp = pb + (jr / NR) * NR * g->kw + w0 * NR;
-            int64_t nr = nc - jr < NR ? nc - jr : NR;
-            float *cp = C + (m0 + ir) * g->ldc + n0 + jr;
-            if (nr == NR) {
-                tt_host_gemm_micro(g->kern, kc, ap, rs, cs, bp, cp, g->ldc, accum, mr);
-            } else { /* edge columns through a scratch tile */
-                float tmp[MR * NR];
-                tt_host_gemm_micro(g->kern, kc, ap, rs, cs, bp, tmp, NR, 0, mr);
-                for (int64_t i = 0; i < mr; i++)
-                    for (int64_t j = 0; j < nr; j++)
-                        cp[i * g->ldc + j] = (accum ? cp[i * g->ldc + j] : 0.0f) + tmp[i * NR + j];
-            }
+    int mr = mc - ir < MR ? (int)(mc - ir) : MR; /* the kernels run a partial panel for its own rows */
+    int64_t rs = 1, cs = MR;                      /* a packed panel's strides */
+    const float *ap;
+    if (g->a_direct) {
+        ap = g->A + bi * g->a_bs + (m0 + ir) * g->a_rs + kx0 * g->a_cs;
+        rs = g->a_rs;
+        cs = g->a_cs;
+    } else {
+        ap = g->pa + (bi * g->m_panels + (m0 + ir) / MR) * MR * g->kw + w0 * MR;
+    }
+    float *cp = g->C + bi * g->c_bs + (m0 + ir) * g->ldc + n0 + jr;
+    if (nr == NR) {
+        tt_host_gemm_micro(g->kern, kc, ap, rs, cs, bp, cp, g->ldc, accum, mr, pf, pf_lines);
+        return;
+    }
+    float tmp[MR * NR];
+    tt_host_gemm_micro(g->kern, kc, ap, rs, cs, bp, tmp, NR, 0, mr, pf, pf_lines);
+    for (int64_t i = 0; i < mr; i++)
+        for (int64_t j = 0; j < nr; j++) cp[i * g->ldc + j] = (accum ? cp[i * g->ldc + j] : 0.0f) + tmp[i * NR + j];
+}
+
+/* C[bi][m0 .. m0+mc, n0 .. n0+nc] (+)= one k' slice [kx0, kx0 + kc) of the packed panels.
+ * B packed just now (in L2): row block by row block, each against every panel (the A rows stay in L1).
+ * B kept packed across executions (host_packcache.c): its panels come from memory, a model's layers evicting each
+ * other's between executions (MiniLM: 50 us of a 150 us 112x384x384 GEMM went to the first pass over them). Then
+ * panel by panel, every row block against it, and each row block's tile prefetches its share of the next panel's
+ * slice into L2, one line per k step: the stream overlaps the arithmetic. */
+static void gemm_block(const gemm_f32_job *g, int64_t bi, int64_t m0, int64_t mc, int64_t n0, int64_t nc,
+                       int64_t kx0, int64_t kc) {
+    int64_t w0 = g->kern == KERN_BF16 ? kx0 / 2 : kx0;
+    const float *pb = g->pb + (bi * g->n_panels + n0 / NR) * NR * g->kw + w0 * NR;
+    if (!g->b_packed) {
+        for (int64_t ir = 0; ir < mc; ir += MR)
+            for (int64_t jr = 0; jr < nc; jr += NR)
+                gemm_tile(g, bi, m0, ir, mc, n0, jr, nc - jr < NR ? nc - jr : NR, kx0, kc, pb + (jr / NR) * NR * g->kw,
+                          NULL, 0);
+        return;
+    }
+    int64_t kwords = g->kern == KERN_BF16 ? (kc + 1) / 2 : kc;
+    int64_t lines = (NR * kwords * 4 + 63) / 64, blocks = (mc + MR - 1) / MR, share = (lines + blocks - 1) / blocks;
+    for (int64_t jr = 0; jr < nc; jr += NR) {
+        const float *bp = pb + (jr / NR) * NR * g->kw;
+        const char *next = jr + NR < nc ? (const char *)(bp + NR * g->kw) : NULL;
+        for (int64_t ir = 0, blk = 0; ir < mc; ir += MR, blk++) {
+            int64_t first = blk * share, n = first + share <= lines ? share : lines - first;
+            gemm_tile(g, bi, m0, ir, mc, n0, jr, nc - jr < NR ? nc - jr : NR, kx0, kc, bp,
+                      next && n > 0 ? next + first * 64 : NULL, n > 0 ? n : 0);
         }
     }
 }

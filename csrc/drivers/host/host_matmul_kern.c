@@ -109,11 +109,13 @@ __attribute__((target("avx512f"), always_inline)) static inline void store_rx32(
 __attribute__((target("avx512f"), always_inline)) static inline void avx512_rx32(const int R, int64_t kc,
                                                                                  const float *a, int64_t ars,
                                                                                  int64_t acs, const float *b,
-                                                                                 float *c, int64_t ldc, int accum) {
+                                                                                 float *c, int64_t ldc, int accum,
+                                                                                 const char *pf, int64_t pf_lines) {
     __m512 acc[MR][2];
 #pragma GCC unroll 14
     for (int i = 0; i < R; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
     for (int64_t k = 0; k < kc; k++, a += acs, b += NR) {
+        if (k < pf_lines) __builtin_prefetch(pf + k * 64, 0, 2);
         __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
 #pragma GCC unroll 14
         for (int i = 0; i < R; i++) {
@@ -127,17 +129,19 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_rx32
 
 __attribute__((target("avx512f"))) static void kern_f32_avx512(int64_t kc, const float *a, int64_t ars, int64_t acs,
                                                                const float *b, float *c, int64_t ldc, int accum,
-                                                               int rows) {
-    ROW_SWITCH(avx512_rx32, kc, a, ars, acs, b, c, ldc, accum)
+                                                               int rows, const char *pf, int64_t pf_lines) {
+    ROW_SWITCH(avx512_rx32, kc, a, ars, acs, b, c, ldc, accum, pf, pf_lines)
 }
 
 /* kp = number of k' pairs; a: uint32 pairs [kp][MR], b: uint32 pairs [kp][NR]. */
 __attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl"), always_inline)) static inline void
-bf16_rx32(const int R, int64_t kp, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc, int accum) {
+bf16_rx32(const int R, int64_t kp, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc, int accum,
+          const char *pf, int64_t pf_lines) {
     __m512 acc[MR][2];
 #pragma GCC unroll 14
     for (int i = 0; i < R; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
     for (int64_t q = 0; q < kp; q++, a += MR, b += NR) {
+        if (q < pf_lines) __builtin_prefetch(pf + q * 64, 0, 2);
         __m512bh b0 = (__m512bh)_mm512_loadu_si512((const void *)b);
         __m512bh b1 = (__m512bh)_mm512_loadu_si512((const void *)(b + 16));
 #pragma GCC unroll 14
@@ -151,17 +155,19 @@ bf16_rx32(const int R, int64_t kp, const uint32_t *a, const uint32_t *b, float *
 }
 
 __attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl"))) static void
-kern_bf16_avx512(int64_t kp, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc, int accum, int rows) {
-    ROW_SWITCH(bf16_rx32, kp, a, b, c, ldc, accum)
+kern_bf16_avx512(int64_t kp, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc, int accum, int rows,
+                 const char *pf, int64_t pf_lines) {
+    ROW_SWITCH(bf16_rx32, kp, a, b, c, ldc, accum, pf, pf_lines)
 }
 #endif
 
 void tt_host_gemm_micro(int kern, int64_t kc, const void *a, int64_t a_rs, int64_t a_cs, const void *b, float *c,
-                        int64_t ldc, int accum, int rows) {
+                        int64_t ldc, int accum, int rows, const void *pf, int64_t pf_lines) {
+    if (!pf) pf_lines = 0;
     switch (kern) {
 #if defined(__x86_64__)
-    case TT_GEMM_KERN_BF16: kern_bf16_avx512((kc + 1) / 2, a, b, c, ldc, accum, rows); return;
-    case TT_GEMM_KERN_AVX512: kern_f32_avx512(kc, a, a_rs, a_cs, b, c, ldc, accum, rows); return;
+    case TT_GEMM_KERN_BF16: kern_bf16_avx512((kc + 1) / 2, a, b, c, ldc, accum, rows, pf, pf_lines); return;
+    case TT_GEMM_KERN_AVX512: kern_f32_avx512(kc, a, a_rs, a_cs, b, c, ldc, accum, rows, pf, pf_lines); return;
     case TT_GEMM_KERN_AVX2: kern_f32_avx2(kc, a, a_rs, a_cs, b, c, ldc, accum, rows); return;
 #endif
     default: kern_f32_portable(kc, a, a_rs, a_cs, b, c, ldc, accum, rows); return;
