@@ -290,18 +290,20 @@ static void test_accumulating_gemm_adds_to_c_on_every_path(void) {
 static void test_small_gemm_is_the_fma_chain_at_every_isa(void) {
     static const char *isas[] = {"portable", "avx2", "avx512f", ""};
     static const int64_t shapes[][3] = {{1, 1, 1}, {14, 32, 14}, {14, 14, 32}, {9, 7, 17}, {8, 20, 33},
-                                        {5, 3, 64}, {13, 40, 70}, {64, 64, 32}, {3, 256, 63}};
+                                        {5, 3, 64}, {13, 40, 70}, {64, 64, 32}, {3, 256, 63},
+                                        {80, 256, 5}}; /* A too big to round once: rounded in the tiles */
     for (int is = 0; is < 4; is++) {
         if (*isas[is]) setenv("TORCHTPU_HOST_ISA", isas[is], 1);
         else unsetenv("TORCHTPU_HOST_ISA");
         for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
-            for (int variant = 0; variant < 4; variant++) {
+            for (int variant = 0; variant < 8; variant++) {
                 int64_t M = shapes[c][0], K = shapes[c][1], N = shapes[c][2];
                 bool bt = variant & 1, rounded = variant & 2; /* B stored [N, K]; DEFAULT's bf16 operands */
+                int64_t as = variant & 4 ? 1 : 2;             /* A's rows contiguous, or every other element */
                 float *A = alloc_fill(TT_F32, M * K * 2, 2.0), *B = alloc_fill(TT_F32, K * N, 2.0);
                 float *C = calloc((size_t)(M * (N + 3)), sizeof *C);
-                /* A read with a column stride of 2 (every other element), C with a row stride of N + 3 */
-                tt_host_small_gemm g = {.M = M, .N = N, .K = K, .A = A, .a_rs = 2 * K, .a_cs = 2, .B = B,
+                /* A read with a column stride of as, C with a row stride of N + 3 */
+                tt_host_small_gemm g = {.M = M, .N = N, .K = K, .A = A, .a_rs = as * K, .a_cs = as, .B = B,
                                         .b_rs = bt ? 1 : N, .b_cs = bt ? K : 1, .C = C, .ldc = N + 3,
                                         .round_a = rounded, .round_b = rounded,
                                         .avx512 = tt_host_cpu_has("avx512f")};
@@ -311,7 +313,7 @@ static void test_small_gemm_is_the_fma_chain_at_every_isa(void) {
                     for (int64_t j = 0; j < N; j++) {
                         float acc = 0.0f;
                         for (int64_t k = 0; k < K; k++) {
-                            float a = A[i * 2 * K + 2 * k], b = B[bt ? j * K + k : k * N + j];
+                            float a = A[i * as * K + as * k], b = B[bt ? j * K + k : k * N + j];
                             if (rounded) a = tt_host_bf16_round(a), b = tt_host_bf16_round(b);
                             acc = fmaf(a, b, acc);
                         }

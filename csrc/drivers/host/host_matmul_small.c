@@ -36,13 +36,22 @@ static const float *b_rows(const tt_host_small_gemm *s, float *bt, int64_t *ldb)
         return s->B;
     }
     *ldb = s->N;
-    if (s->b_cs == 1) {
-        for (int64_t k = 0; k < s->K; k++) round_row(s->B + k * s->b_rs, bt + k * s->N, s->N);
+    if (s->b_cs == 1) { /* rows of B back to back are one row (attention's are 14 long: the loop's scalar tail) */
+        if (s->b_rs == s->N) round_row(s->B, bt, s->K * s->N);
+        else
+            for (int64_t k = 0; k < s->K; k++) round_row(s->B + k * s->b_rs, bt + k * s->N, s->N);
+        return bt;
+    }
+    if (s->b_rs == 1 && s->round_b) { /* B stored [N][K] (k^T of attention scores): rows rounded a vector at a time */
+        float row[TT_HOST_SMALL_GEMM_B];
+        for (int64_t j = 0; j < s->N; j++) {
+            round_row(s->B + j * s->b_cs, row, s->K);
+            for (int64_t k = 0; k < s->K; k++) bt[k * s->N + j] = row[k];
+        }
         return bt;
     }
     for (int64_t k = 0; k < s->K; k++)
         for (int64_t j = 0; j < s->N; j++) bt[k * s->N + j] = round_bf16(s->B[k * s->b_rs + j * s->b_cs], s->round_b);
-    *ldb = s->N;
     return bt;
 }
 
@@ -114,11 +123,34 @@ TT_HOST_VEC_CLONES static void rows_ikj(const tt_host_small_gemm *s, const float
     }
 }
 
-tt_status tt_host_gemm_f32_small(const tt_host_small_gemm *s) {
+/* A rounded to bf16 once into at ([M][K]) when it fits: the tiles would round each value once per column block,
+ * scalar code beside every row's fma (attention's 14 x 32 per-head products ran at half speed at DEFAULT). */
+static void a_rounded(tt_host_small_gemm *s, float *at) {
+    if (!s->round_a || s->M * s->K > TT_HOST_SMALL_GEMM_B) return;
+    for (int64_t i = 0; i < s->M; i++) {
+        if (s->a_cs == 1 && s->a_rs == s->K) { /* one row */
+            round_row(s->A, at, s->M * s->K);
+            break;
+        }
+        if (s->a_cs == 1) {
+            round_row(s->A + i * s->a_rs, at + i * s->K, s->K);
+            continue;
+        }
+        for (int64_t k = 0; k < s->K; k++) at[i * s->K + k] = tt_host_bf16_round(s->A[i * s->a_rs + k * s->a_cs]);
+    }
+    s->A = at;
+    s->a_rs = s->K;
+    s->a_cs = 1;
+    s->round_a = false;
+}
+
+tt_status tt_host_gemm_f32_small(const tt_host_small_gemm *given) {
+    tt_host_small_gemm sm = *given, *s = &sm;
     if ((s->b_cs != 1 || s->round_b) && s->K * s->N > TT_HOST_SMALL_GEMM_B)
         return tt_error(TT_STATUS_INTERNAL, "small gemm: B of %lld x %lld does not fit the copy", (long long)s->K,
                         (long long)s->N);
-    float bt[TT_HOST_SMALL_GEMM_B];
+    float bt[TT_HOST_SMALL_GEMM_B], at[TT_HOST_SMALL_GEMM_B];
+    a_rounded(s, at);
     int64_t ldb = 0;
     const float *b = b_rows(s, bt, &ldb);
 #if defined(__x86_64__)
