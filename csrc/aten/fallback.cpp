@@ -668,11 +668,11 @@ static void run_signature(const Plan& plan, const Signature& sg, const SigKey& k
     drop_args(stack, n_args_of(plan));
     if (plan.kind != PlanKind::Functional) {
         for (size_t k = 0; k < results.size(); k++) {
-            if (borrows.mask >> k & 1) {
-                t_borrowed.mask |= 1u << stack->size();  // run_borrowed's scope forgets it
+            stack->emplace_back(std::move(results[k]));
+            if (borrows.mask >> k & 1) {  // now the stack's borrow: run_borrowed's scope forgets it
+                t_borrowed.mask |= 1u << (stack->size() - 1);
                 borrows.mask &= ~(1u << k);
             }
-            stack->emplace_back(std::move(results[k]));
         }
         return;
     }
