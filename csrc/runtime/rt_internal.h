@@ -243,6 +243,15 @@ typedef struct tt_rt_window {
 
 tt_status tt_rt_window_init(tt_rt_window *w);
 void tt_rt_window_fini(tt_rt_window *w); /* drops what it holds (shutdown; no cut) */
+/* wslots.c (lock held): one recorded op through the window's slots (ir false: appended to the trace and the
+ * parameters; ir true: built into the window's builder); the window's program built from all of them (a trace
+ * miss); whether the window can take this view of its storage (read, or written when write). */
+tt_status tt_rt_window_pass_op(tt_rt_window *w, const tt_rt_wop *op, bool ir);
+tt_status tt_rt_window_build(tt_rt_window *w);
+bool tt_rt_window_view_fits(tt_rt_window *w, const tt_rt_tensor *t, bool write);
+/* *p grown (doubling, from 16) to hold need elements of size bytes; false when out of memory (*p unchanged). */
+bool tt_rt_grow(void **p, int32_t *cap, int32_t need, size_t size);
+tt_status tt_rt_oom(const char *what); /* TT_STATUS_OUT_OF_MEMORY: "out of host memory for <what>" */
 /* Records one launch into device's window (FUSED mode). TT_STATUS_UNSUPPORTED without recording anything: the
  * op cannot be expressed in the window (a view that is not a box, a storage seen as two dtypes); the window is
  * cut then and the caller runs the op on its own. */

@@ -9,6 +9,8 @@
  * dropped and DCE removes the work only they needed. The program goes through the compile cache and is queued on
  * the device's stream like a STRICT launch, so the caller never waits for it.
  *
+ * The slots' bookkeeping, shared by recording and by building the program at a trace miss, is in wslots.c.
+ *
  * One mutex per window: ops from Python threads and autograd's worker thread append to the same window in the
  * order they arrive. A cut holds the lock while it queues (queueing never waits on the window). */
 #include "rt_internal.h"
@@ -77,220 +79,6 @@ void tt_rt_window_fini(tt_rt_window *w) {
     memset(w, 0, sizeof *w);
 }
 
-static bool grow(void **p, int32_t *cap, int32_t need, size_t size) {
-    if (need <= *cap) return true;
-    int32_t n = *cap ? *cap * 2 : 16;
-    while (n < need) n *= 2;
-    void *q = realloc(*p, (size_t)n * size);
-    if (!q) return false;
-    *p = q;
-    *cap = n;
-    return true;
-}
-
-static tt_status oom(const char *what) { return tt_error(TT_STATUS_OUT_OF_MEMORY, "out of host memory for %s", what); }
-
-/* ---- the trace: everything that decides the window's program and its parameters, op by op ---- */
-static tt_status trace_push(tt_rt_window *w, int32_t n, const uint64_t *v) {
-    if (!grow((void **)&w->trace, &w->cap_trace, w->n_trace + n, sizeof *w->trace)) return oom("a window trace");
-    memcpy(w->trace + w->n_trace, v, (size_t)n * sizeof *v);
-    w->n_trace += n;
-    return TT_OK;
-}
-
-/* A tensor the op reads or writes: its slot (by first use, so equal traces number slots alike), the slot's size
- * and state when new, the view. */
-static tt_status trace_tensor(tt_rt_window *w, int32_t slot, bool new_slot, const tt_rt_tensor *t) {
-    const tt_rt_wslot *sl = &w->slots[slot];
-    uint64_t v[5 + 2 * TT_MAX_RANK];
-    int32_t n = 0;
-    v[n++] = (uint64_t)(uint32_t)slot | (uint64_t)t->dtype << 32 | (uint64_t)t->rank << 40 |
-             (uint64_t)new_slot << 48 | (uint64_t)sl->had_buffer << 49;
-    if (new_slot) {
-        v[n++] = (uint64_t)sl->n;
-        v[n++] = tt_rt_mark_word(sl->s); /* a marked storage makes a bucketed program */
-    }
-    v[n++] = (uint64_t)t->offset;
-    for (int32_t d = 0; d < t->rank; d++) {
-        v[n++] = (uint64_t)t->dims[d];
-        v[n++] = (uint64_t)t->strides[d];
-    }
-    return trace_push(w, n, v);
-}
-
-/* ---- slots, parameters and views: the same bookkeeping when recording (ir false: nothing built) and when the
- * program is built at a trace miss (ir true), so both give the same parameters in the same order ---- */
-static tt_status add_arg(tt_rt_window *w, const tt_rt_arg *a) {
-    if (!grow((void **)&w->args, &w->cap_args, w->n_args + 1, sizeof *w->args)) return oom("a window parameter");
-    w->args[w->n_args++] = *a;
-    return TT_OK;
-}
-
-static tt_rt_wslot *slot_find(tt_rt_window *w, tt_rt_storage *s) {
-    int32_t i = atomic_load_explicit(&s->wslot, memory_order_relaxed);
-    return i >= 0 && i < w->n_slots && w->slots[i].s == s ? &w->slots[i] : NULL;
-}
-
-/* The storage's slot (created on first use: *is_new). */
-static tt_rt_wslot *slot_get(tt_rt_window *w, tt_rt_storage *s, tt_dtype dt, bool *is_new) {
-    tt_rt_wslot *sl = slot_find(w, s);
-    *is_new = !sl;
-    if (sl) return sl;
-    if (!grow((void **)&w->slots, &w->cap_slots, w->n_slots + 1, sizeof *w->slots)) return NULL;
-    sl = &w->slots[w->n_slots];
-    tt_rt_storage_retain(s);
-    *sl = (tt_rt_wslot){.s = s, .dtype = dt, .n = (int64_t)(s->nbytes / tt_dtype_size(dt)),
-                        .had_buffer = tt_rt_storage_has_buffer(s), .flat = TT_IR_NONE, .views = -1};
-    atomic_store(&s->wslot, w->n_slots++);
-    return sl;
-}
-
-/* The slot's whole contents as [n]: a parameter reading the storage whole, or zeros for a pending storage never
- * written (its bytes are undefined, like torch.empty's). */
-static tt_status slot_flat(tt_rt_window *w, tt_rt_wslot *sl, bool ir) {
-    if (sl->has_flat) return TT_OK;
-    sl->has_flat = true;
-    int64_t n = sl->n;
-    if (!sl->had_buffer) {
-        if (ir) sl->flat = tt_ir_broadcast_in_dim(w->b, tt_ir_constant_scalar(w->b, sl->dtype, 0), 1, &n, NULL);
-        return TT_OK;
-    }
-    tt_rt_arg a = {.kind = TT_RT_ARG_TENSOR};
-    a.tensor.storage = sl->s;
-    a.tensor.dtype = sl->dtype;
-    a.tensor.rank = 1;
-    a.tensor.dims[0] = n;
-    a.tensor.strides[0] = 1;
-    if (ir) sl->flat = tt_ir_param(w->b, sl->dtype, 1, &n);
-    return add_arg(w, &a);
-}
-
-static bool same_view(const tt_rt_tensor *a, const tt_rt_tensor *b) {
-    if (a->storage != b->storage || a->offset != b->offset || a->dtype != b->dtype || a->rank != b->rank) return false;
-    for (int32_t d = 0; d < a->rank; d++)
-        if (a->dims[d] != b->dims[d] || a->strides[d] != b->strides[d]) return false;
-    return true;
-}
-
-/* A tensor argument of a recorded op: its slot, and (ir) its value in the window's program. */
-static tt_status arg_value(tt_rt_window *w, const tt_rt_tensor *t, bool ir, int32_t *slot, bool *is_new,
-                           tt_ir_value *v) {
-    *v = TT_IR_NONE;
-    tt_rt_wslot *sl = slot_get(w, t->storage, t->dtype, is_new);
-    if (!sl) return oom("a window slot");
-    *slot = (int32_t)(sl - w->slots);
-    if (!sl->has_flat && tt_rt_g.driver_strided && sl->had_buffer) {
-        /* only this storage's views: a window reads many storages in place (an optimizer step) */
-        for (int32_t i = sl->views; i >= 0; i = w->views[i].next)
-            if (same_view(&w->views[i].view, t)) {
-                *v = w->views[i].value;
-                return TT_OK;
-            }
-        if (!grow((void **)&w->views, &w->cap_views, w->n_views + 1, sizeof *w->views)) return oom("a window view");
-        tt_rt_arg a = {.kind = TT_RT_ARG_TENSOR, .tensor = *t};
-        if (ir) *v = tt_ir_param(w->b, t->dtype, t->rank, t->dims);
-        w->views[w->n_views] = (tt_rt_wview){*t, *v, sl->views};
-        sl->views = w->n_views++;
-        return add_arg(w, &a);
-    }
-    tt_status st = slot_flat(w, sl, ir);
-    if (st != TT_OK || !ir || (st = tt_ir_builder_status(w->b)) != TT_OK) return st;
-    st = tt_ir_view_read(w->b, sl->flat, t->offset, t->rank, t->dims, t->strides, v);
-    return st == TT_OK ? TT_OK : tt_error(st, "window: %s", tt_last_error());
-}
-
-/* One recorded op through the slots: its arguments' values, its results written into their slots. ir: also
- * builds its nodes into the window's builder; else appends what decides them to the trace. */
-static tt_status pass_op(tt_rt_window *w, const tt_rt_wop *op, bool ir) {
-    const tt_rt_arg *args = w->op_args + op->first_arg;
-    const tt_rt_tensor *results = w->op_res + op->first_res;
-    int32_t n_args = op->n_args, n_results = op->n_res;
-    tt_ir_value stack_vals[16], *vals = stack_vals, stack_outs[8], *outs = stack_outs;
-    tt_status st = TT_OK;
-    if (ir && ((n_args > 16 && !(vals = malloc(sizeof *vals * (size_t)n_args))) ||
-               (n_results > 8 && !(outs = malloc(sizeof *outs * (size_t)n_results)))))
-        st = oom("an op in a window");
-    if (!ir) {
-        uint64_t head[2] = {(uint64_t)(uintptr_t)op->p, (uint64_t)(uint32_t)n_args << 32 | (uint32_t)n_results};
-        st = trace_push(w, 2, head);
-    }
-    for (int32_t i = 0; st == TT_OK && i < n_args; i++) {
-        if (args[i].kind == TT_RT_ARG_TENSOR) {
-            int32_t slot = 0;
-            bool is_new = false;
-            tt_ir_value v = TT_IR_NONE;
-            st = arg_value(w, &args[i].tensor, ir, &slot, &is_new, &v);
-            if (st == TT_OK && ir) vals[i] = v;
-            if (st == TT_OK && !ir) st = trace_tensor(w, slot, is_new, &args[i].tensor);
-        } else {
-            if (ir) vals[i] = tt_ir_scalar_param(w->b, op->p->types[op->p->params[i]].dtype);
-            st = add_arg(w, &args[i]);
-            uint64_t kind = (uint64_t)1 << 60 | (uint64_t)args[i].kind;
-            if (st == TT_OK && !ir) st = trace_push(w, 1, &kind);
-        }
-    }
-    if (st == TT_OK && ir && (st = tt_ir_builder_status(w->b)) == TT_OK) st = tt_ir_builder_inline(w->b, op->p, vals, outs);
-    for (int32_t j = 0; st == TT_OK && j < n_results; j++) {
-        const tt_rt_tensor *t = &results[j];
-        bool is_new;
-        tt_rt_wslot *sl = slot_get(w, t->storage, t->dtype, &is_new);
-        if (!sl) {
-            st = oom("a window slot");
-            break;
-        }
-        if (!ir) st = trace_tensor(w, (int32_t)(sl - w->slots), is_new, t);
-        if (tt_ir_view_is_whole(sl->n, t->offset, t->rank, t->dims, t->strides)) {
-            sl->has_flat = true;
-            if (ir) sl->flat = tt_ir_reshape(w->b, outs[j], 1, &sl->n);
-        } else {
-            if (st == TT_OK) st = slot_flat(w, sl, ir);
-            if (st == TT_OK && ir && (st = tt_ir_builder_status(w->b)) == TT_OK) {
-                tt_ir_value nv = TT_IR_NONE;
-                st = tt_ir_view_write(w->b, sl->flat, t->offset, t->rank, t->dims, t->strides, outs[j], &nv);
-                sl->flat = nv;
-            }
-        }
-        sl->written = true;
-        if (st == TT_OK && ir) st = tt_ir_builder_status(w->b);
-    }
-    if (vals != stack_vals) free(vals);
-    if (outs != stack_outs) free(outs);
-    return st;
-}
-
-/* Builds the window's program from its recorded ops (a trace miss): slots start over, parameters are added again
- * in the order recording added them. */
-static tt_status build_program(tt_rt_window *w) {
-    int32_t n_args = w->n_args, n_ops = atomic_load(&w->n_ops);
-    w->n_args = w->n_views = 0;
-    for (int32_t i = 0; i < w->n_slots; i++) {
-        tt_rt_wslot *sl = &w->slots[i];
-        sl->has_flat = sl->written = false;
-        sl->flat = TT_IR_NONE;
-        sl->views = -1;
-    }
-    tt_ir_builder_reset(w->b);
-    tt_status st = TT_OK;
-    for (int32_t k = 0; st == TT_OK && k < n_ops; k++) {
-        tt_ir_builder_set_origin(w->b, k); /* an error in these nodes names this op */
-        st = pass_op(w, &w->ops[k], true);
-    }
-    tt_ir_builder_set_origin(w->b, -1); /* views and results written at the cut belong to no op */
-    if (st == TT_OK && w->n_args != n_args)
-        st = tt_error(TT_STATUS_INTERNAL, "window: %d parameters built, %d recorded", (int)w->n_args, (int)n_args);
-    return st;
-}
-
-/* Can the window take this view of its storage (as an argument, or written as a result)? */
-static bool view_fits(tt_rt_window *w, const tt_rt_tensor *t, bool write) {
-    tt_rt_wslot *sl = slot_find(w, t->storage);
-    if (sl && sl->dtype != t->dtype) return false; /* the same bytes as two dtypes: not expressible yet */
-    int64_t n = (int64_t)(t->storage->nbytes / tt_dtype_size(t->dtype));
-    bool has_buffer = sl ? sl->had_buffer : tt_rt_storage_has_buffer(t->storage);
-    /* boxes become view ops, other views gathers / scatters: rank 8 leaves no room for their index dim */
-    return t->rank < TT_MAX_RANK || tt_ir_view_expressible(n, t->offset, t->rank, t->dims, t->strides, write) ||
-           (!write && (!sl || !sl->has_flat) && tt_rt_g.driver_strided && has_buffer);
-}
 
 void tt_rt_set_op_lines(bool on) { tt_rt_g.op_lines = on; }
 bool tt_rt_get_op_lines(void) { return tt_rt_g.op_lines; }
@@ -345,9 +133,9 @@ static tt_status window_program(int device, tt_rt_window *w, const uint64_t *mas
         if (*plan && !tt_rt_bucket_plan_holds(*plan, w->args, w->n_args)) *plan = NULL; /* runs per size */
         return TT_OK;
     }
-    tt_status st = build_program(w);
-    if (st == TT_OK && !grow((void **)&w->out_slots, &w->cap_out_slots, w->n_slots, sizeof *w->out_slots))
-        st = oom("a window's outputs");
+    tt_status st = tt_rt_window_build(w);
+    if (st == TT_OK && !tt_rt_grow((void **)&w->out_slots, &w->cap_out_slots, w->n_slots, sizeof *w->out_slots))
+        st = tt_rt_oom("a window's outputs");
     int32_t n = 0;
     for (int32_t i = 0; st == TT_OK && i < w->n_slots; i++) {
         if (!(mask[i / 64] >> (i % 64) & 1)) continue;
@@ -382,7 +170,7 @@ static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason
     /* the results: written slots that someone besides the window still references (a tensor, a queued op) */
     int32_t n_mask = (w->n_slots + 63) / 64, n_keep = 0, dropped = 0;
     uint64_t stack_mask[8] = {0}, *mask = stack_mask;
-    if (n_mask > 8 && !(mask = calloc((size_t)n_mask, sizeof *mask))) st = oom("a window's cut");
+    if (n_mask > 8 && !(mask = calloc((size_t)n_mask, sizeof *mask))) st = tt_rt_oom("a window's cut");
     for (int32_t i = 0; st == TT_OK && i < w->n_slots; i++) {
         if (!w->slots[i].written) continue;
         if (atomic_load_explicit(&w->slots[i].s->refcount, memory_order_acquire) <= 1) {
@@ -403,7 +191,7 @@ static tt_status cut_locked(int device, tt_rt_window *w, tt_rt_cut_reason reason
         st = window_program(device, w, mask, n_mask, &trace, &built, &out_slots, &n_out, &plan, &own_plan);
     tt_ir_program *p = trace ? tt_rt_wtrace_program(trace) : built;
     tt_rt_tensor stack_res[8], *res = stack_res;
-    if (st == TT_OK && n_out > 8 && !(res = malloc(sizeof *res * (size_t)n_out))) st = oom("a window's cut");
+    if (st == TT_OK && n_out > 8 && !(res = malloc(sizeof *res * (size_t)n_out))) st = tt_rt_oom("a window's cut");
     for (int32_t o = 0; st == TT_OK && o < n_out; o++) {
         tt_rt_wslot *sl = &w->slots[out_slots[o]];
         if ((st = tt_rt_storage_materialize(sl->s)) != TT_OK) break;
@@ -518,9 +306,9 @@ tt_status tt_rt_flush(int device, tt_rt_cut_reason reason) {
 static bool op_fits(tt_rt_window *w, const tt_rt_arg *args, int32_t n_args, const tt_rt_tensor *results,
                     int32_t n_results) {
     for (int32_t i = 0; i < n_args; i++)
-        if (args[i].kind == TT_RT_ARG_TENSOR && !view_fits(w, &args[i].tensor, false)) return false;
+        if (args[i].kind == TT_RT_ARG_TENSOR && !tt_rt_window_view_fits(w, &args[i].tensor, false)) return false;
     for (int32_t j = 0; j < n_results; j++)
-        if (!view_fits(w, &results[j], true)) return false;
+        if (!tt_rt_window_view_fits(w, &results[j], true)) return false;
     /* one storage seen as two dtypes within the op (a slot keeps one) */
     for (int32_t i = 0; i < n_args + n_results; i++) {
         if (i < n_args && args[i].kind != TT_RT_ARG_TENSOR) continue;
@@ -595,11 +383,11 @@ tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *arg
      * built at the cut, and only when the window's trace is new. */
     int32_t k = atomic_load(&w->n_ops);
     tt_status st = TT_OK;
-    if (!grow((void **)&w->ops, &w->cap_ops, k + 1, sizeof *w->ops) ||
-        !grow((void **)&w->op_args, &w->cap_op_args, w->n_op_args + n_args, sizeof *w->op_args) ||
-        !grow((void **)&w->op_res, &w->cap_op_res, w->n_op_res + n_results, sizeof *w->op_res) ||
+    if (!tt_rt_grow((void **)&w->ops, &w->cap_ops, k + 1, sizeof *w->ops) ||
+        !tt_rt_grow((void **)&w->op_args, &w->cap_op_args, w->n_op_args + n_args, sizeof *w->op_args) ||
+        !tt_rt_grow((void **)&w->op_res, &w->cap_op_res, w->n_op_res + n_results, sizeof *w->op_res) ||
         !add_origin(w, op, where)) {
-        st = oom("an op in a window");
+        st = tt_rt_oom("an op in a window");
     } else {
         tt_rt_wop *rec = &w->ops[k];
         *rec = (tt_rt_wop){tt_rt_wtrace_intern(p), w->n_op_args, n_args, w->n_op_res, n_results};
@@ -609,7 +397,7 @@ tt_status tt_rt_window_record(int device, tt_ir_program *p, const tt_rt_arg *arg
         w->n_op_res += n_results;
         if (k == 0) snprintf(w->first_op, sizeof w->first_op, "%s", op);
         atomic_fetch_add_explicit(&w->n_ops, 1, memory_order_release);
-        st = pass_op(w, rec, false);
+        st = tt_rt_window_pass_op(w, rec, false);
     }
     if (st != TT_OK) {
         /* The window's bookkeeping is broken from here on: what was recorded before this op is lost too. Drop it
