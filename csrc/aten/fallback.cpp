@@ -641,11 +641,12 @@ static void run_signature(const Plan& plan, const Signature& sg, const SigKey& k
                                                                                            sg.device)));
         }
     } else {
+        results.reserve(plan.targets.size());  // a borrow's push cannot throw half done
         for (size_t t : plan.targets) {
             const at::Tensor& target = (*stack)[first + t].toTensor();
             if (borrowed_at(stack, first + t)) {  // borrowed in, borrowed out: no reference, no GIL (see above)
-                borrows.mask |= 1u << results.size();
                 results.push_back(c10::MaybeOwnedTraits<at::Tensor>::createBorrow(target));
+                borrows.mask |= 1u << (results.size() - 1);
             } else {
                 results.push_back(target);
             }

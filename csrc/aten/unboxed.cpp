@@ -74,7 +74,7 @@ struct Unboxed<Op, Ret(Args...)> {
         level.mask = 0;
         run_borrowed(op, &stack, mask);
         if constexpr (std::is_same_v<Ret, at::Tensor&>) {
-            return std::get<0>(std::forward_as_tuple(args...));  // in-place: self
+            return std::get<0>(std::forward_as_tuple(args...));  // in-place ops only (self first; out= would be last)
         } else if constexpr (std::is_same_v<Ret, at::Tensor>) {
             return std::move(stack.back()).toTensor();
         } else {

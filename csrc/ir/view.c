@@ -13,7 +13,8 @@
  * (unfold) and strides that do not divide do not (UNSUPPORTED). A read whose box fits the whole value reshaped
  * ([n / P0, P0/P1, ...], the view starting at some index of it) is that reshape and one slice, with no copy of the
  * range (k of a fused qkv: its box overhangs the end by the offset). A write runs the same path backwards: the update
- * padded (with interior padding for steps) into the box, a mask likewise, selected over the old value. */
+ * padded (with interior padding for steps) into the box, a mask likewise, selected over the old value; a view of
+ * every element once (a permuted whole) needs no mask. */
 #include <string.h>
 
 #include "tt_ir.h"

@@ -165,7 +165,8 @@ tt_status tt_rt_window_pass_op(tt_rt_window *w, const tt_rt_wop *op, bool ir) {
             if (st == TT_OK && !ir) st = trace_push(w, 1, &kind);
         }
     }
-    if (st == TT_OK && ir && (st = tt_ir_builder_status(w->b)) == TT_OK) st = tt_ir_builder_inline(w->b, op->p, vals, outs);
+    if (st == TT_OK && ir && (st = tt_ir_builder_status(w->b)) == TT_OK)
+        st = tt_ir_builder_inline(w->b, op->p, vals, outs);
     for (int32_t j = 0; st == TT_OK && j < n_results; j++) {
         const tt_rt_tensor *t = &results[j];
         bool is_new;

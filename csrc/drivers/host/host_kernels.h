@@ -68,7 +68,8 @@ int tt_host_cpu_has(const char *feature);
 #define TT_GEMM_MR 14
 #define TT_GEMM_NR 32
 enum { TT_GEMM_KERN_PORTABLE, TT_GEMM_KERN_AVX2, TT_GEMM_KERN_AVX512, TT_GEMM_KERN_BF16 };
-/* pf: pf_lines cache lines from pf are prefetched into L2 while the tile runs (one per k step; NULL: none). */
+/* pf: pf_lines cache lines from pf (at most two per k step) are prefetched into L2 while the tile runs (the AVX-512
+ * kernels; the others ignore it; NULL: none). */
 void tt_host_gemm_micro(int kern, int64_t kc, const void *a, int64_t a_rs, int64_t a_cs, const void *b, float *c,
                         int64_t ldc, int accum, int rows, const void *pf, int64_t pf_lines);
 

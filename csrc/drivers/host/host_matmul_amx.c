@@ -314,10 +314,10 @@ tt_status tt_host_gemm_amx(const gemm_f32_job *g, int64_t batch) {
         else tt_host_parallel_for(batch * (j.Np / 16), 65536 / (16 * row_work) + 1, amx_pack_b, &j);
     }
     /* Enough tasks for every thread. Few rows (a linear layer on a short batch: B's bytes outweigh the arithmetic,
-     * 16 MACs per byte at 32 rows): narrower column groups, so that each task reads only its own columns of B and
-     * every B byte comes from memory once (splitting the strips instead made two tasks read the same columns:
-     * MiniLM's 112 x 384 x 384 at DEFAULT read its 295 KB weight twice). Else split the row strips when batch
-     * entries x column groups are too few. */
+     * 16 MACs per byte at 32 rows): narrower column groups (down to AMX_COLS), so that each task reads only its own
+     * columns of B and each B byte comes from memory once while N has columns for 2 tasks a thread (splitting the
+     * strips instead made two tasks read the same columns: MiniLM's 112 x 384 x 384 at DEFAULT read its 295 KB weight
+     * twice). Else, and beyond that, split the row strips when batch entries x column groups are too few. */
     int64_t nt = tt_host_num_threads();
     j.ncb = AMX_NCB;
     if (j.strips <= 8) {

@@ -122,7 +122,8 @@ static void gemm_tile(const gemm_f32_job *g, int64_t bi, int64_t m0, int64_t ir,
  * B kept packed across executions (host_packcache.c): its panels come from memory, a model's layers evicting each
  * other's between executions (MiniLM: 50 us of a 150 us 112x384x384 GEMM went to the first pass over them). Then
  * panel by panel, every row block against it, and each row block's tile prefetches its share of the next panel's
- * slice into L2, one line per k step: the stream overlaps the arithmetic. */
+ * slice into L2 (two lines per k step at most: a whole panel when there is one row block), so the stream overlaps
+ * the arithmetic. */
 static void gemm_block(const gemm_f32_job *g, int64_t bi, int64_t m0, int64_t mc, int64_t n0, int64_t nc,
                        int64_t kx0, int64_t kc) {
     int64_t w0 = g->kern == KERN_BF16 ? kx0 / 2 : kx0;

@@ -115,7 +115,8 @@ __attribute__((target("avx512f"), always_inline)) static inline void avx512_rx32
 #pragma GCC unroll 14
     for (int i = 0; i < R; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
     for (int64_t k = 0; k < kc; k++, a += acs, b += NR) {
-        if (k < pf_lines) __builtin_prefetch(pf + k * 64, 0, 2);
+        if (2 * k < pf_lines) __builtin_prefetch(pf + 2 * k * 64, 0, 2);
+        if (2 * k + 1 < pf_lines) __builtin_prefetch(pf + (2 * k + 1) * 64, 0, 2);
         __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
 #pragma GCC unroll 14
         for (int i = 0; i < R; i++) {
@@ -141,7 +142,8 @@ bf16_rx32(const int R, int64_t kp, const uint32_t *a, const uint32_t *b, float *
 #pragma GCC unroll 14
     for (int i = 0; i < R; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
     for (int64_t q = 0; q < kp; q++, a += MR, b += NR) {
-        if (q < pf_lines) __builtin_prefetch(pf + q * 64, 0, 2);
+        if (2 * q < pf_lines) __builtin_prefetch(pf + 2 * q * 64, 0, 2);
+        if (2 * q + 1 < pf_lines) __builtin_prefetch(pf + (2 * q + 1) * 64, 0, 2);
         __m512bh b0 = (__m512bh)_mm512_loadu_si512((const void *)b);
         __m512bh b1 = (__m512bh)_mm512_loadu_si512((const void *)(b + 16));
 #pragma GCC unroll 14

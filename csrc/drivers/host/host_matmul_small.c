@@ -42,12 +42,14 @@ static const float *b_rows(const tt_host_small_gemm *s, float *bt, int64_t *ldb)
             for (int64_t k = 0; k < s->K; k++) round_row(s->B + k * s->b_rs, bt + k * s->N, s->N);
         return bt;
     }
-    if (s->b_rs == 1 && s->round_b) { /* B stored [N][K] (k^T of attention scores): rows rounded a vector at a time */
-        float row[TT_HOST_SMALL_GEMM_B];
-        for (int64_t j = 0; j < s->N; j++) {
-            round_row(s->B + j * s->b_cs, row, s->K);
-            for (int64_t k = 0; k < s->K; k++) bt[k * s->N + j] = row[k];
-        }
+    if (s->b_rs == 1 && s->round_b) { /* B stored [N][K]: its rows rounded a vector at a time, in chunks */
+        float row[256];
+        for (int64_t j = 0; j < s->N; j++)
+            for (int64_t k0 = 0; k0 < s->K; k0 += 256) {
+                int64_t n = s->K - k0 < 256 ? s->K - k0 : 256;
+                round_row(s->B + j * s->b_cs + k0, row, n);
+                for (int64_t k = 0; k < n; k++) bt[(k0 + k) * s->N + j] = row[k];
+            }
         return bt;
     }
     for (int64_t k = 0; k < s->K; k++)
@@ -127,11 +129,8 @@ TT_HOST_VEC_CLONES static void rows_ikj(const tt_host_small_gemm *s, const float
  * scalar code beside every row's fma (attention's 14 x 32 per-head products ran at half speed at DEFAULT). */
 static void a_rounded(tt_host_small_gemm *s, float *at) {
     if (!s->round_a || s->M * s->K > TT_HOST_SMALL_GEMM_B) return;
-    for (int64_t i = 0; i < s->M; i++) {
-        if (s->a_cs == 1 && s->a_rs == s->K) { /* one row */
-            round_row(s->A, at, s->M * s->K);
-            break;
-        }
+    if (s->a_cs == 1 && s->a_rs == s->K) round_row(s->A, at, s->M * s->K); /* rows back to back: one row */
+    for (int64_t i = 0; i < s->M && !(s->a_cs == 1 && s->a_rs == s->K); i++) {
         if (s->a_cs == 1) {
             round_row(s->A + i * s->a_rs, at + i * s->K, s->K);
             continue;
