@@ -29,6 +29,32 @@ TT_HOST_VEC_CLONES static void round_row(const float *restrict src, float *restr
     for (int64_t j = 0; j < n; j++) dst[j] = tt_host_bf16_round(src[j]);
 }
 
+/* A rows x cols matrix read at src[i*rs + j*cs] as a dense [rows][cols] copy in dst, rounded to bf16 when round:
+ * contiguous rows a vector at a time (back-to-back rows as one row: attention's are 14 long, the vector loop's
+ * scalar tail), a transposed matrix (rs == 1) column by column in chunks, anything else element by element. */
+static void dense_copy(const float *src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool round, float *dst) {
+    if (cs == 1 && rs == cols) cols *= rows, rows = 1;
+    if (cs == 1) {
+        for (int64_t i = 0; i < rows; i++) {
+            if (round) round_row(src + i * rs, dst + i * cols, cols);
+            else memcpy(dst + i * cols, src + i * rs, (size_t)cols * sizeof *dst);
+        }
+        return;
+    }
+    if (rs == 1 && round) {
+        float chunk[256];
+        for (int64_t j = 0; j < cols; j++)
+            for (int64_t i0 = 0; i0 < rows; i0 += 256) {
+                int64_t n = rows - i0 < 256 ? rows - i0 : 256;
+                round_row(src + j * cs + i0, chunk, n);
+                for (int64_t i = 0; i < n; i++) dst[(i0 + i) * cols + j] = chunk[i];
+            }
+        return;
+    }
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) dst[i * cols + j] = round_bf16(src[i * rs + j * cs], round);
+}
+
 /* B as rows of N contiguous values: in place, or copied (and rounded) into bt; returns the row stride. */
 static const float *b_rows(const tt_host_small_gemm *s, float *bt, int64_t *ldb) {
     if (s->b_cs == 1 && !s->round_b) {
@@ -36,24 +62,7 @@ static const float *b_rows(const tt_host_small_gemm *s, float *bt, int64_t *ldb)
         return s->B;
     }
     *ldb = s->N;
-    if (s->b_cs == 1) { /* rows of B back to back are one row (attention's are 14 long: the loop's scalar tail) */
-        if (s->b_rs == s->N) round_row(s->B, bt, s->K * s->N);
-        else
-            for (int64_t k = 0; k < s->K; k++) round_row(s->B + k * s->b_rs, bt + k * s->N, s->N);
-        return bt;
-    }
-    if (s->b_rs == 1 && s->round_b) { /* B stored [N][K]: its rows rounded a vector at a time, in chunks */
-        float row[256];
-        for (int64_t j = 0; j < s->N; j++)
-            for (int64_t k0 = 0; k0 < s->K; k0 += 256) {
-                int64_t n = s->K - k0 < 256 ? s->K - k0 : 256;
-                round_row(s->B + j * s->b_cs + k0, row, n);
-                for (int64_t k = 0; k < n; k++) bt[(k0 + k) * s->N + j] = row[k];
-            }
-        return bt;
-    }
-    for (int64_t k = 0; k < s->K; k++)
-        for (int64_t j = 0; j < s->N; j++) bt[k * s->N + j] = round_bf16(s->B[k * s->b_rs + j * s->b_cs], s->round_b);
+    dense_copy(s->B, s->K, s->N, s->b_rs, s->b_cs, s->round_b, bt);
     return bt;
 }
 
@@ -129,14 +138,7 @@ TT_HOST_VEC_CLONES static void rows_ikj(const tt_host_small_gemm *s, const float
  * scalar code beside every row's fma (attention's 14 x 32 per-head products ran at half speed at DEFAULT). */
 static void a_rounded(tt_host_small_gemm *s, float *at) {
     if (!s->round_a || s->M * s->K > TT_HOST_SMALL_GEMM_B) return;
-    if (s->a_cs == 1 && s->a_rs == s->K) round_row(s->A, at, s->M * s->K); /* rows back to back: one row */
-    for (int64_t i = 0; i < s->M && !(s->a_cs == 1 && s->a_rs == s->K); i++) {
-        if (s->a_cs == 1) {
-            round_row(s->A + i * s->a_rs, at + i * s->K, s->K);
-            continue;
-        }
-        for (int64_t k = 0; k < s->K; k++) at[i * s->K + k] = tt_host_bf16_round(s->A[i * s->a_rs + k * s->a_cs]);
-    }
+    dense_copy(s->A, s->M, s->K, s->a_rs, s->a_cs, true, at);
     s->A = at;
     s->a_rs = s->K;
     s->a_cs = 1;
